@@ -1,0 +1,435 @@
+//! The JIT: compiles batch kernels with cranelift-jit for the host (or a chosen x86-64 flag set),
+//! caches them by canonical request, and runs them on buffers through a safe API.
+//!
+//! ```
+//! use clconv::jit::Jit;
+//! let jit = Jit::new().unwrap();
+//! let kernel = jit.compile("convert_uchar4_sat_rte(float4)").unwrap();
+//! let src = [-5.0f32, 254.5, 254.6, 1.2e9];
+//! let mut dst = [0u8; 4];
+//! kernel.run(&src, &mut dst).unwrap();
+//! assert_eq!(dst, [0, 254, 255, 255]);
+//!
+//! // The destination-only spelling: the source type comes from the buffer.
+//! let k = jit.compile("convert_int4_sat_rte").unwrap();
+//! let mut out = [0i32; 4];
+//! k.run(&[0.5f64, 1.5, -2.5, f64::NAN], &mut out).unwrap();
+//! assert_eq!(out, [0, 2, -2, 0]);
+//! ```
+//!
+//! Compiled code lives as long as the [`Jit`] or any [`Kernel`] from it: it is freed when the
+//! last of them is dropped. `Jit` and `Kernel` are `Send + Sync`; compilation is serialised on
+//! one lock, runs are not.
+
+use crate::buffer::{self, BufferError};
+use crate::kernel;
+use crate::request::{Builtin, Request, RequestError};
+use crate::types::{Extensions, Layout, Rounding, ScalarType, Width};
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Linkage, Module};
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
+
+/// Why compiling or running a kernel failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum JitError {
+    /// The name or request is not a legal conversion.
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    /// The buffers do not fit the request.
+    #[error(transparent)]
+    Buffer(#[from] BufferError),
+    /// The host ISA could not be set up.
+    #[error("cannot set up Cranelift for this machine: {0}")]
+    Isa(String),
+    /// Cranelift refused (or panicked while) compiling the kernel. A bug in clconv's tables.
+    #[error("Cranelift could not compile {request}: {why} (please report this as a clconv bug)")]
+    Compile {
+        /// The request.
+        request: String,
+        /// Cranelift's message.
+        why: String,
+    },
+    /// The byte form was asked of a kernel whose source type is only known from a typed buffer.
+    #[error("{builtin} was compiled without a source type, so its byte form cannot know what the bytes hold: name the source (`{builtin}(float4)`) or call run() with a typed slice")]
+    NeedsSourceType {
+        /// The builtin name.
+        builtin: String,
+    },
+}
+
+/// x86-64 instruction-set flag sets a [`Jit`] can compile for, besides the host's own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum X64Flags {
+    /// What `cranelift-native` detects on this machine.
+    Host,
+    /// The x86-64 baseline: SSE2 only (rounding becomes libm calls).
+    Sse2,
+    /// SSE4.1 (and SSE3, SSSE3).
+    Sse41,
+    /// AVX2 (and FMA, BMI, no AVX-512).
+    Avx2,
+}
+
+impl X64Flags {
+    /// The flag sets, host first.
+    pub const ALL: [X64Flags; 4] = [X64Flags::Host, X64Flags::Sse2, X64Flags::Sse41, X64Flags::Avx2];
+
+    /// A short name: `host`, `sse2`, `sse4.1`, `avx2`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            X64Flags::Host => "host",
+            X64Flags::Sse2 => "sse2",
+            X64Flags::Sse41 => "sse4.1",
+            X64Flags::Avx2 => "avx2",
+        }
+    }
+}
+
+/// Builds the Cranelift ISA for `flags` on this machine.
+pub fn host_isa(flags: X64Flags) -> Result<OwnedTargetIsa, JitError> {
+    let isa_err = |e: &dyn std::fmt::Display| JitError::Isa(e.to_string());
+    let mut shared = settings::builder();
+    shared.set("opt_level", "speed").map_err(|e| isa_err(&e))?;
+    shared
+        .set("use_colocated_libcalls", "false")
+        .map_err(|e| isa_err(&e))?;
+    shared.set("is_pic", "false").map_err(|e| isa_err(&e))?;
+    let shared = settings::Flags::new(shared);
+    let mut builder = match flags {
+        X64Flags::Host => cranelift_native::builder().map_err(|e| isa_err(&e))?,
+        _ => cranelift_native::builder_with_options(false).map_err(|e| isa_err(&e))?,
+    };
+    let enable: &[&str] = match flags {
+        X64Flags::Host | X64Flags::Sse2 => &[],
+        X64Flags::Sse41 => &["has_sse3", "has_ssse3", "has_sse41"],
+        X64Flags::Avx2 => &[
+            "has_sse3", "has_ssse3", "has_sse41", "has_sse42", "has_avx", "has_avx2", "has_fma",
+            "has_popcnt", "has_bmi1", "has_bmi2", "has_lzcnt",
+        ],
+    };
+    for name in enable {
+        builder.enable(name).map_err(|e| isa_err(&e))?;
+    }
+    builder.finish(shared).map_err(|e| isa_err(&e))
+}
+
+type KernelFn = extern "C" fn(*const u8, *mut u8, i64);
+
+/// A compiled kernel's entry point. Only ever created from code the [`JitInner`] owns.
+#[derive(Clone, Copy, Debug)]
+struct EntryPoint(usize);
+
+struct JitInner {
+    isa: OwnedTargetIsa,
+    ext: Extensions,
+    static_mode: Rounding,
+    module: Mutex<Option<JITModule>>,
+    cache: Mutex<HashMap<(Request, Layout), EntryPoint>>,
+}
+
+impl Drop for JitInner {
+    fn drop(&mut self) {
+        let module = self
+            .module
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        if let Some(module) = module {
+            // SAFETY: every entry point into this module is held by this JitInner's cache or
+            // by a Kernel that holds an Arc to it; the last Arc is going away, so no entry
+            // point remains to be called and none is executing.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+/// The JIT compiler: compiles and caches batch kernels.
+///
+/// See the [module docs](self) for an example.
+#[derive(Clone)]
+pub struct Jit {
+    inner: Arc<JitInner>,
+}
+
+impl Jit {
+    /// A JIT for this machine's ISA (as `cranelift-native` detects it), without `half`.
+    pub fn new() -> Result<Jit, JitError> {
+        Jit::with_options(X64Flags::Host, Extensions::default(), Rounding::Rte)
+    }
+
+    /// A JIT for an x86-64 flag set, with the given extensions and static rounding mode.
+    pub fn with_options(
+        flags: X64Flags,
+        ext: Extensions,
+        static_mode: Rounding,
+    ) -> Result<Jit, JitError> {
+        let isa = host_isa(flags)?;
+        let module = JITModule::new(JITBuilder::with_isa(isa.clone(), default_libcall_names()));
+        Ok(Jit {
+            inner: Arc::new(JitInner {
+                isa,
+                ext,
+                static_mode,
+                module: Mutex::new(Some(module)),
+                cache: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    /// The extensions this JIT accepts.
+    pub fn extensions(&self) -> Extensions {
+        self.inner.ext
+    }
+
+    /// Compiles `name`: a full spelling (`convert_int4_sat_rte(float4)`, a mangled name) or a
+    /// destination-only one (`convert_int4_sat_rte`), whose source type then comes from the
+    /// element type of the buffer passed to [`Kernel::run`].
+    pub fn compile(&self, name: &str) -> Result<Kernel, JitError> {
+        match Request::parse(name, self.inner.ext) {
+            Ok(request) => self.compile_request(&request),
+            Err(RequestError::MissingSource { .. }) => {
+                let builtin = Builtin::parse(name, self.inner.ext)?;
+                Ok(Kernel {
+                    jit: self.clone(),
+                    what: What::Deferred(builtin),
+                })
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Compiles one request (packed layout now; the aligned one on first use).
+    pub fn compile_request(&self, request: &Request) -> Result<Kernel, JitError> {
+        let entry = self.entry_point(request, Layout::Packed)?;
+        Ok(Kernel {
+            jit: self.clone(),
+            what: What::Fixed(*request, entry),
+        })
+    }
+
+    fn entry_point(&self, request: &Request, layout: Layout) -> Result<EntryPoint, JitError> {
+        // Layouts only differ for 3-component vectors: share the code otherwise.
+        let layout = if request.src().width == Width::W3 || request.dst().width == Width::W3 {
+            layout
+        } else {
+            Layout::Packed
+        };
+        let key = (*request, layout);
+        if let Some(&e) = lock(&self.inner.cache).get(&key) {
+            return Ok(e);
+        }
+        let mut module_guard = lock(&self.inner.module);
+        // Another thread may have compiled it while this one waited for the module.
+        if let Some(&e) = lock(&self.inner.cache).get(&key) {
+            return Ok(e);
+        }
+        let module = module_guard.as_mut().expect("module lives until drop");
+        let entry = compile_into(module, &self.inner.isa, request, layout, self.inner.static_mode)?;
+        lock(&self.inner.cache).insert(key, entry);
+        Ok(entry)
+    }
+
+    /// The number of compiled kernels in the cache.
+    pub fn cached_kernels(&self) -> usize {
+        lock(&self.inner.cache).len()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding the lock is caught inside; the data stays consistent.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn compile_into(
+    module: &mut JITModule,
+    isa: &OwnedTargetIsa,
+    request: &Request,
+    layout: Layout,
+    static_mode: Rounding,
+) -> Result<EntryPoint, JitError> {
+    let compile_error = |why: String| JitError::Compile {
+        request: request.to_string(),
+        why,
+    };
+    let result = catch_unwind(AssertUnwindSafe(|| -> Result<EntryPoint, JitError> {
+        let name = format!("{}__{}", request.mangled(), layout.name());
+        let func = kernel::build(request, layout, static_mode, isa.frontend_config(), 0);
+        let id = module
+            .declare_function(&name, Linkage::Local, &func.signature)
+            .map_err(|e| compile_error(e.to_string()))?;
+        let mut ctx = module.make_context();
+        ctx.func = func;
+        module
+            .define_function(id, &mut ctx)
+            .map_err(|e| compile_error(format!("{e:?}")))?;
+        module.clear_context(&mut ctx);
+        module
+            .finalize_definitions()
+            .map_err(|e| compile_error(e.to_string()))?;
+        Ok(EntryPoint(module.get_finalized_function(id) as usize))
+    }));
+    match result {
+        Ok(r) => r,
+        Err(panic) => {
+            let why = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic".into());
+            Err(compile_error(format!("Cranelift panicked: {why}")))
+        }
+    }
+}
+
+enum What {
+    Fixed(Request, EntryPoint),
+    Deferred(Builtin),
+}
+
+/// A compiled batch kernel. Cheap to clone? No: get another from [`Jit::compile`], which caches.
+pub struct Kernel {
+    jit: Jit,
+    what: What,
+}
+
+impl Kernel {
+    /// The request, when the source type is known (`None` for a destination-only name).
+    pub fn request(&self) -> Option<Request> {
+        match self.what {
+            What::Fixed(r, _) => Some(r),
+            What::Deferred(_) => None,
+        }
+    }
+
+    /// Converts `src` into `dst` (packed layout). The element types must be the request's; for
+    /// a destination-only name, `S` picks the source type.
+    pub fn run<S: Element, D: Element>(&self, src: &[S], dst: &mut [D]) -> Result<(), JitError> {
+        self.run_with_layout(Layout::Packed, src, dst)
+    }
+
+    /// [`Kernel::run`] with an explicit layout for 3-component vectors.
+    pub fn run_with_layout<S: Element, D: Element>(
+        &self,
+        layout: Layout,
+        src: &[S],
+        dst: &mut [D],
+    ) -> Result<(), JitError> {
+        let request = match self.what {
+            What::Fixed(r, _) => r,
+            What::Deferred(b) => b.with_source_element(S::TYPE, self.jit.inner.ext)?,
+        };
+        check_element("source", "reads", S::TYPE, request.src().elem, &request)?;
+        check_element("destination", "writes", D::TYPE, request.dst().elem, &request)?;
+        let src_len = std::mem::size_of_val(src);
+        let dst_len = std::mem::size_of_val(dst);
+        self.call(
+            &request,
+            layout,
+            src.as_ptr().cast(),
+            src_len,
+            dst.as_mut_ptr().cast(),
+            dst_len,
+        )
+    }
+
+    /// Converts raw little-endian bytes. Any alignment is fine.
+    pub fn run_bytes(&self, layout: Layout, src: &[u8], dst: &mut [u8]) -> Result<(), JitError> {
+        let request = match self.what {
+            What::Fixed(r, _) => r,
+            What::Deferred(b) => {
+                return Err(JitError::NeedsSourceType {
+                    builtin: b.to_string(),
+                })
+            }
+        };
+        self.call(
+            &request,
+            layout,
+            src.as_ptr(),
+            src.len(),
+            dst.as_mut_ptr(),
+            dst.len(),
+        )
+    }
+
+    fn call(
+        &self,
+        request: &Request,
+        layout: Layout,
+        src: *const u8,
+        src_len: usize,
+        dst: *mut u8,
+        dst_len: usize,
+    ) -> Result<(), JitError> {
+        let vectors = buffer::vector_count(request, layout, src_len, dst_len)?;
+        let entry = match self.what {
+            What::Fixed(_, e) if layout == Layout::Packed => e,
+            _ => self.jit.entry_point(request, layout)?,
+        };
+        if vectors == 0 {
+            return Ok(());
+        }
+        // SAFETY: `entry` points at a function this Jit compiled from `kernel::build`, whose
+        // signature is (src, dst, vectors) with the SystemV ABI of `KernelFn`; the module stays
+        // alive while `self.jit` holds its Arc. `vector_count` proved that `vectors` vectors of
+        // the request fit exactly in both buffers, and the kernel touches only those bytes.
+        // `src` and `dst` come from a shared and an exclusive borrow, so they cannot overlap.
+        let f: KernelFn = unsafe { std::mem::transmute::<usize, KernelFn>(entry.0) };
+        f(src, dst, vectors as i64);
+        Ok(())
+    }
+}
+
+fn check_element(
+    side: &'static str,
+    verb: &'static str,
+    got: ScalarType,
+    expected: ScalarType,
+    request: &Request,
+) -> Result<(), JitError> {
+    if got == expected {
+        return Ok(());
+    }
+    Err(BufferError::ElementType {
+        side,
+        got: got.name(),
+        expected: expected.name(),
+        request: request.to_string(),
+        verb,
+    }
+    .into())
+}
+
+/// A half-precision value as its binary16 bits (Rust has no stable `f16`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct Half(pub u16);
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A Rust type that holds one OpenCL element in a batch buffer.
+///
+/// Implemented for `i8`..`u64`, `f32`, `f64` and [`Half`].
+pub trait Element: Copy + sealed::Sealed + 'static {
+    /// The OpenCL type it holds.
+    const TYPE: ScalarType;
+}
+
+macro_rules! element {
+    ($($rust:ty => $cl:ident),*) => {$(
+        impl sealed::Sealed for $rust {}
+        impl Element for $rust {
+            const TYPE: ScalarType = ScalarType::$cl;
+        }
+    )*};
+}
+
+element!(i8 => Char, u8 => UChar, i16 => Short, u16 => UShort, i32 => Int, u32 => UInt,
+    i64 => Long, u64 => ULong, Half => Half, f32 => Float, f64 => Double);

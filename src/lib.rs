@@ -1,0 +1,35 @@
+//! # clconv
+//!
+//! Lowers OpenCL C explicit conversions (`convert_<dst><n>[_sat][_rte|_rtz|_rtp|_rtn]`) and
+//! reinterpretations (`as_<type><n>`) to Cranelift IR, exact to the specification on every input,
+//! and JIT-compiles batch kernels that convert whole buffers.
+//!
+//! The layers, one module each:
+//! - [`types`]: scalar and vector types, rounding modes, buffer layouts.
+//! - [`request`]: the validated request ([`Request`]: a [`Conversion`] or a [`Reinterpretation`]).
+//! - [`names`]: OpenCL and Itanium/SPIR spellings, parsed and printed.
+//! - [`buffer`]: how many vectors a pair of byte buffers holds, and the errors when they do not fit.
+//! - [`reference`]: the reference interpreter on soft-float (`rustc_apfloat`), the oracle.
+//!
+//! ```
+//! use clconv::{reference, Extensions, Layout, Request};
+//! let req = Request::parse("convert_uchar4_sat_rte(float4)", Extensions::default()).unwrap();
+//! let src: Vec<u8> = [-5.0f32, 254.5, 254.6, 1.2e9].iter().flat_map(|x| x.to_le_bytes()).collect();
+//! let mut dst = [0u8; 4];
+//! reference::evaluate(&req, Layout::Packed, &src, &mut dst).unwrap();
+//! assert_eq!(dst, [0, 254, 255, 255]);
+//! ```
+#![deny(missing_docs)]
+
+pub mod buffer;
+pub mod check;
+pub mod jit;
+pub mod kernel;
+pub mod lower;
+pub mod names;
+pub mod reference;
+pub mod request;
+pub mod types;
+
+pub use request::{Builtin, Conversion, Reinterpretation, Request, RequestError};
+pub use types::{Extensions, Layout, Rounding, ScalarType, VectorType, Width};

@@ -1,0 +1,108 @@
+//! float/half -> float/half: `convert_float_rtz(double)`, `convert_half_rtp(double)`,
+//! `convert_double(half)`, ...
+//!
+//! Widening is exact: `fpromote`, or the bit-level half -> float of [`super::half`].
+//!
+//! double -> float with a directed mode: `fdemote` rounds to nearest-even; widen the result back
+//! (exact) and compare magnitudes with the source. If the demotion went the wrong way for the
+//! mode, step one ulp on the sign-magnitude bits: "toward zero" is bits - 1, "away from zero" is
+//! bits + 1, for either sign. This gives ±FLT_MAX instead of infinity under rtz (inf - 1 is MAX),
+//! the smallest subnormal under rtp for a tiny positive value (+0 + 1), keeps -0.0 (an exact
+//! zero is never stepped) and never steps a NaN (every ordered comparison with NaN is false).
+//!
+//! double -> half: double -> float rounded to odd (the rtz result with its lowest bit set when
+//! inexact), then float -> half by the mode. Float keeps 24 >= 11 + 2 bits for every value that
+//! can round to a nonzero half, so the second rounding sees the exact value's side and tie
+//! status: one correct rounding, not two. Values below float's normal range only need to stay
+//! nonzero with their sign, which round-to-odd guarantees.
+
+use super::{bitcast_le, half};
+use crate::types::{Rounding, ScalarType};
+use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::{types, InstBuilder, Value};
+use cranelift_frontend::FunctionBuilder;
+
+/// Emits `convert_<dst>_<rounding>(<src>)` on one element (half as I16 bits).
+pub fn emit(
+    b: &mut FunctionBuilder,
+    src: ScalarType,
+    dst: ScalarType,
+    rounding: Rounding,
+    x: Value,
+) -> Value {
+    use ScalarType::{Double, Float, Half};
+    match (src, dst) {
+        (Float, Double) => b.ins().fpromote(types::F64, x),
+        (Half, Float) => half::half_bits_to_f32(b, x),
+        (Half, Double) => {
+            let f = half::half_bits_to_f32(b, x);
+            b.ins().fpromote(types::F64, f)
+        }
+        (Double, Float) => demote_f64(b, x, rounding),
+        (Float, Half) => {
+            let bits = bitcast_le(b, types::I32, x);
+            half::f32_bits_to_half(b, bits, rounding)
+        }
+        (Double, Half) => {
+            let odd = demote_f64_to_odd_bits(b, x);
+            half::f32_bits_to_half(b, odd, rounding)
+        }
+        _ => unreachable!("float_to_float::emit called for {src} -> {dst}"),
+    }
+}
+
+/// The nearest-even demotion, and whether it went away from zero / toward zero (both false
+/// when exact or NaN).
+fn demote_nearest(b: &mut FunctionBuilder, x: Value) -> (Value, Value, Value) {
+    let r = b.ins().fdemote(types::F32, x);
+    let back = b.ins().fpromote(types::F64, r);
+    let abs_x = b.ins().fabs(x);
+    let abs_back = b.ins().fabs(back);
+    let went_away = b.ins().fcmp(FloatCC::GreaterThan, abs_back, abs_x);
+    let went_toward = b.ins().fcmp(FloatCC::LessThan, abs_back, abs_x);
+    (r, went_away, went_toward)
+}
+
+fn demote_f64(b: &mut FunctionBuilder, x: Value, rounding: Rounding) -> Value {
+    let (r, went_away, went_toward) = demote_nearest(b, x);
+    if rounding == Rounding::Rte {
+        return r;
+    }
+    let bits = bitcast_le(b, types::I32, r);
+    let one = b.ins().iconst(types::I32, 1);
+    let up = b.ins().iadd(bits, one);
+    let down = b.ins().isub(bits, one);
+    let zero = b.ins().f64const(0.0);
+    let negative = b.ins().fcmp(FloatCC::LessThan, x, zero);
+    // Which wrong direction to undo: rtz undoes "away"; rtp undoes "away" for negatives and
+    // "toward" for positives; rtn the mirror image.
+    let (undo_away, undo_toward) = match rounding {
+        Rounding::Rtz => (went_away, None),
+        Rounding::Rtp => {
+            let positive = b.ins().bxor_imm_u(negative, 1);
+            (b.ins().band(went_away, negative), Some(b.ins().band(went_toward, positive)))
+        }
+        Rounding::Rtn => {
+            let positive = b.ins().bxor_imm_u(negative, 1);
+            (b.ins().band(went_away, positive), Some(b.ins().band(went_toward, negative)))
+        }
+        Rounding::Rte => unreachable!(),
+    };
+    let mut result = b.ins().select(undo_away, down, bits);
+    if let Some(toward) = undo_toward {
+        result = b.ins().select(toward, up, result);
+    }
+    bitcast_le(b, types::F32, result)
+}
+
+/// double -> float rounded to odd, as I32 bits.
+fn demote_f64_to_odd_bits(b: &mut FunctionBuilder, x: Value) -> Value {
+    let (r, went_away, went_toward) = demote_nearest(b, x);
+    let bits = bitcast_le(b, types::I32, r);
+    let one = b.ins().iconst(types::I32, 1);
+    let down = b.ins().isub(bits, one);
+    let truncated = b.ins().select(went_away, down, bits);
+    let inexact = b.ins().bor(went_away, went_toward);
+    let sticky = b.ins().uextend(types::I32, inexact);
+    b.ins().bor(truncated, sticky)
+}

@@ -1,0 +1,66 @@
+//! integer -> integer: `convert_uchar_sat(int)`, `convert_long(char)`, ...
+//!
+//! Without `_sat` the value keeps its low bits (two's complement wrap) or is sign/zero-extended
+//! by the source's signedness. With `_sat` it is clamped to the destination range first, in the
+//! source type, where the destination bounds that matter are always representable: a narrower
+//! destination's bounds fit the wider source, and a wider destination needs at most the
+//! "negative -> 0" clamp. Rounding modifiers are accepted and have no effect.
+
+use super::int_const;
+use crate::lower::element_type;
+use crate::types::ScalarType;
+use cranelift_codegen::ir::{InstBuilder, Value};
+use cranelift_frontend::FunctionBuilder;
+
+/// Emits `convert_<dst>[_sat](<src>)` on one element of integer type `src`.
+pub fn emit(
+    b: &mut FunctionBuilder,
+    src: ScalarType,
+    dst: ScalarType,
+    saturate: bool,
+    x: Value,
+) -> Value {
+    let src_ty = element_type(src);
+    let (sb, db) = (src.bits(), dst.bits());
+    let mut v = x;
+    if saturate {
+        let src_signed = src.is_signed_integer();
+        if src_signed && !dst.is_signed_integer() {
+            // signed -> unsigned: negatives clamp to 0 whatever the widths.
+            let zero = int_const(b, src_ty, 0);
+            v = b.ins().smax(v, zero);
+        }
+        let dst_max = dst.int_max().expect("integer destination");
+        let src_max = src.int_max().expect("integer source");
+        if dst_max < src_max {
+            // The destination's maximum fits the source type because it is smaller.
+            let hi = int_const(b, src_ty, dst_max);
+            v = if src_signed {
+                b.ins().smin(v, hi)
+            } else {
+                b.ins().umin(v, hi)
+            };
+        }
+        let dst_min = dst.int_min().expect("integer destination");
+        if src_signed && dst.is_signed_integer() && db < sb {
+            let lo = int_const(b, src_ty, dst_min);
+            v = b.ins().smax(v, lo);
+        }
+    }
+    resize(b, src, dst, sb, db, v)
+}
+
+fn resize(b: &mut FunctionBuilder, src: ScalarType, dst: ScalarType, sb: u32, db: u32, v: Value) -> Value {
+    let dst_ty = element_type(dst);
+    if db < sb {
+        b.ins().ireduce(dst_ty, v)
+    } else if db > sb {
+        if src.is_signed_integer() {
+            b.ins().sextend(dst_ty, v)
+        } else {
+            b.ins().uextend(dst_ty, v)
+        }
+    } else {
+        v
+    }
+}

@@ -1,0 +1,361 @@
+//! The builder API: lowers one conversion or reinterpretation into the caller's Cranelift
+//! [`FunctionBuilder`], on the caller's values, and returns Cranelift values.
+//!
+//! Where each conversion class is lowered:
+//! - integer -> integer: [`int_to_int`]
+//! - float/half -> integer: [`float_to_int`]
+//! - integer -> float/half (e.g. `convert_float_rtp(long)`): [`int_to_float`]
+//! - float/half -> float/half: [`float_to_float`]
+//! - the bit-level half <-> float sequences both of those use: [`half`]
+//!
+//! # Value conventions
+//!
+//! **Per element** ([`Lowering::convert_element`]): one component in, one out, of the Cranelift
+//! type [`element_type`] gives: `char`/`uchar` I8, `short`/`ushort` I16, `int`/`uint` I32,
+//! `long`/`ulong` I64, `float` F32, `double` F64, and `half` **I16 holding the binary16 bits**:
+//! Cranelift 0.135's x64 backend has no F16 conversions at all (it panics or refuses), so clconv
+//! does half in integer IR; `bitcast` from/to F16 if your IR uses F16 values.
+//!
+//! **Per OpenCL vector** ([`Lowering::convert_vector`], [`Lowering::reinterpret_vector`]): an
+//! OpenCL value `Tn` travels as [`vector_parts`]`(Tn)` 128-bit Cranelift vectors of T's lane type
+//! (half: I16X8), components in lane order: `float4` is one F32X4, `double8` four F64X2,
+//! `char16` one I8X16. A value smaller than 128 bits (`int2`, `char4`, `double`) sits in the low
+//! lanes of one vector. `int3` is one I32X4 whose lane 3 is padding. Lanes past the value's
+//! components are ignored on input and unspecified on output (a conversion writes zero there; a
+//! reinterpretation passes the operand's bytes through, so `as_float4(int3)` sees the padding).
+//!
+//! # What is never emitted
+//! - `fcvt_to_sint`/`fcvt_to_uint` (they trap on NaN and out-of-range inputs: SIGILL in a JIT).
+//! - `fcvt_from_sint` I32X4 -> F64X2 and I64X2 -> F32X2 (x64 miscompiles them silently).
+//! - scalar `fcvt_to_*_sat` to I8/I16 and any F16 arithmetic (x64 panics in lowering).
+
+pub mod float_to_float;
+pub mod float_to_int;
+pub mod half;
+pub mod int_to_float;
+pub mod int_to_int;
+
+use crate::request::{Conversion, Reinterpretation};
+use crate::types::{Rounding, ScalarType, VectorType};
+use cranelift_codegen::ir::{types, Endianness, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_frontend::FunctionBuilder;
+
+/// Why a lowering was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LowerError {
+    /// A value of the wrong Cranelift type was passed.
+    #[error("{what} must be a {expected} value for {request}, but it is {got}: see the value conventions in clconv::lower")]
+    ValueType {
+        /// Which operand.
+        what: String,
+        /// The request.
+        request: String,
+        /// The type the convention asks for.
+        expected: Type,
+        /// The type passed.
+        got: Type,
+    },
+    /// The wrong number of vector parts was passed.
+    #[error("{request} takes its {ty} operand as {expected} Cranelift vector(s), but {got} were passed")]
+    PartCount {
+        /// The request.
+        request: String,
+        /// The OpenCL operand type.
+        ty: VectorType,
+        /// Parts the convention asks for.
+        expected: usize,
+        /// Parts passed.
+        got: usize,
+    },
+    /// The per-element form was asked for a reinterpretation that changes the element count.
+    #[error("{request} changes the element count, so it has no per-element form: use Lowering::reinterpret_vector")]
+    NotElementwise {
+        /// The request.
+        request: String,
+    },
+}
+
+/// The Cranelift type of one element of `t` in the builder API (half: I16 bits).
+///
+/// ```
+/// use clconv::{lower::element_type, ScalarType};
+/// use cranelift_codegen::ir::types;
+/// assert_eq!(element_type(ScalarType::UChar), types::I8);
+/// assert_eq!(element_type(ScalarType::Half), types::I16);
+/// assert_eq!(element_type(ScalarType::Double), types::F64);
+/// ```
+pub fn element_type(t: ScalarType) -> Type {
+    match t {
+        ScalarType::Char | ScalarType::UChar => types::I8,
+        ScalarType::Short | ScalarType::UShort | ScalarType::Half => types::I16,
+        ScalarType::Int | ScalarType::UInt => types::I32,
+        ScalarType::Long | ScalarType::ULong => types::I64,
+        ScalarType::Float => types::F32,
+        ScalarType::Double => types::F64,
+    }
+}
+
+/// The 128-bit Cranelift vector type and the number of them that carry one OpenCL value of `t`.
+///
+/// ```
+/// use clconv::{lower::vector_parts, ScalarType, VectorType, Width};
+/// use cranelift_codegen::ir::types;
+/// assert_eq!(vector_parts(VectorType::new(ScalarType::Double, Width::W8)), (types::F64X2, 4));
+/// assert_eq!(vector_parts(VectorType::new(ScalarType::Int, Width::W3)), (types::I32X4, 1));
+/// assert_eq!(vector_parts(VectorType::new(ScalarType::Char, Width::W2)), (types::I8X16, 1));
+/// ```
+pub fn vector_parts(t: VectorType) -> (Type, usize) {
+    let lane = element_type(t.elem);
+    let per_part = 16 / t.elem.bytes();
+    let vector = lane.by(per_part as u32).expect("128-bit vector of a scalar type");
+    (vector, t.byte_size().div_ceil(16))
+}
+
+/// Lowers conversions into a caller's [`FunctionBuilder`].
+///
+/// Holds the static rounding mode (`#pragma OPENCL SELECT_ROUNDING_MODE`, rte by default) that
+/// conversions to floating types without a rounding modifier follow.
+///
+/// ```
+/// use clconv::{lower::Lowering, Extensions, Request};
+/// use cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature, UserFuncName};
+/// use cranelift_codegen::isa::CallConv;
+/// use cranelift_codegen::{settings, verifier::verify_function};
+/// use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+///
+/// // fn(float) -> int computing convert_int_sat_rte(x)
+/// let mut sig = Signature::new(CallConv::SystemV);
+/// sig.params.push(AbiParam::new(types::F32));
+/// sig.returns.push(AbiParam::new(types::I32));
+/// let mut func = Function::with_name_signature(UserFuncName::user(0, 0), sig);
+/// let mut ctx = FunctionBuilderContext::new();
+/// let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+/// let entry = b.create_block();
+/// b.append_block_params_for_function_params(entry);
+/// b.switch_to_block(entry);
+/// let x = b.block_params(entry)[0];
+///
+/// let Request::Convert(conv) = Request::parse("convert_int_sat_rte(float)", Extensions::default()).unwrap()
+/// else { unreachable!() };
+/// let y = Lowering::new().convert_element(&mut b, &conv, x).unwrap();
+///
+/// b.ins().return_(&[y]);
+/// b.seal_all_blocks();
+/// let isa = cranelift_native::builder().unwrap().finish(settings::Flags::new(settings::builder())).unwrap();
+/// b.finalize(isa.frontend_config());
+/// verify_function(&func, isa.flags()).unwrap();
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lowering {
+    static_mode: Rounding,
+}
+
+impl Default for Lowering {
+    fn default() -> Lowering {
+        Lowering::new()
+    }
+}
+
+impl Lowering {
+    /// A lowering with the default static rounding mode, rte.
+    pub const fn new() -> Lowering {
+        Lowering {
+            static_mode: Rounding::Rte,
+        }
+    }
+
+    /// A lowering under `#pragma OPENCL SELECT_ROUNDING_MODE <mode>`.
+    pub const fn with_static_mode(mode: Rounding) -> Lowering {
+        Lowering { static_mode: mode }
+    }
+
+    /// Changes the static rounding mode for what is lowered from now on (a pragma region).
+    pub fn set_static_mode(&mut self, mode: Rounding) {
+        self.static_mode = mode;
+    }
+
+    /// The current static rounding mode.
+    pub const fn static_mode(&self) -> Rounding {
+        self.static_mode
+    }
+
+    /// What `__ROUNDING_MODE__` expands to here: `"rte"`, `"rtz"`, `"rtp"` or `"rtn"`.
+    pub const fn rounding_mode_macro(&self) -> &'static str {
+        self.static_mode.rounding_mode_macro()
+    }
+
+    /// Lowers `conv` on one element `x` (see the value conventions in the module docs).
+    pub fn convert_element(
+        &self,
+        b: &mut FunctionBuilder,
+        conv: &Conversion,
+        x: Value,
+    ) -> Result<Value, LowerError> {
+        let expected = element_type(conv.src().elem);
+        let got = b.func.dfg.value_type(x);
+        if got != expected {
+            return Err(LowerError::ValueType {
+                what: "the operand".into(),
+                request: conv.to_string(),
+                expected,
+                got,
+            });
+        }
+        Ok(emit_element(b, conv, self.static_mode, x))
+    }
+
+    /// Lowers `conv` on one OpenCL vector carried in `parts` (see [`vector_parts`]).
+    ///
+    /// Each component goes through the per-element sequence; the batch kernels use the wider
+    /// vector recipes of the lowering tables instead.
+    pub fn convert_vector(
+        &self,
+        b: &mut FunctionBuilder,
+        conv: &Conversion,
+        parts: &[Value],
+    ) -> Result<Vec<Value>, LowerError> {
+        let (src_vec, count) = vector_parts(conv.src());
+        check_parts(b, &conv.to_string(), conv.src(), parts, src_vec, count)?;
+        let (dst_vec, dst_count) = vector_parts(conv.dst());
+        let src_per = src_vec.lane_count() as usize;
+        let dst_per = dst_vec.lane_count() as usize;
+        let dst_lane = dst_vec.lane_type();
+        let zero = zero_scalar(b, dst_lane);
+        let mut out: Vec<Value> = (0..dst_count).map(|_| b.ins().splat(dst_vec, zero)).collect();
+        for lane in 0..conv.src().lanes() {
+            let x = b
+                .ins()
+                .extractlane(parts[lane / src_per], (lane % src_per) as u8);
+            let y = emit_element(b, conv, self.static_mode, x);
+            let part = lane / dst_per;
+            out[part] = b.ins().insertlane(out[part], y, (lane % dst_per) as u8);
+        }
+        Ok(out)
+    }
+
+    /// Lowers `as_<dst>(<src>)` on one OpenCL vector carried in `parts` (see [`vector_parts`]):
+    /// the same bytes, seen as the destination's lanes.
+    pub fn reinterpret_vector(
+        &self,
+        b: &mut FunctionBuilder,
+        r: &Reinterpretation,
+        parts: &[Value],
+    ) -> Result<Vec<Value>, LowerError> {
+        let (src_vec, count) = vector_parts(r.src());
+        check_parts(b, &r.to_string(), r.src(), parts, src_vec, count)?;
+        let (dst_vec, _) = vector_parts(r.dst());
+        Ok(parts.iter().map(|&p| bitcast_le(b, dst_vec, p)).collect())
+    }
+
+    /// Lowers `as_<dst>(<src>)` on one scalar element, for the pairs with one component on each
+    /// side (`as_float(int)`, `as_ushort(half)`).
+    pub fn reinterpret_element(
+        &self,
+        b: &mut FunctionBuilder,
+        r: &Reinterpretation,
+        x: Value,
+    ) -> Result<Value, LowerError> {
+        if r.src().lanes() != 1 || r.dst().lanes() != 1 {
+            return Err(LowerError::NotElementwise {
+                request: r.to_string(),
+            });
+        }
+        let expected = element_type(r.src().elem);
+        let got = b.func.dfg.value_type(x);
+        if got != expected {
+            return Err(LowerError::ValueType {
+                what: "the operand".into(),
+                request: r.to_string(),
+                expected,
+                got,
+            });
+        }
+        Ok(bitcast_le(b, element_type(r.dst().elem), x))
+    }
+}
+
+fn check_parts(
+    b: &FunctionBuilder,
+    request: &str,
+    ty: VectorType,
+    parts: &[Value],
+    expected: Type,
+    count: usize,
+) -> Result<(), LowerError> {
+    if parts.len() != count {
+        return Err(LowerError::PartCount {
+            request: request.into(),
+            ty,
+            expected: count,
+            got: parts.len(),
+        });
+    }
+    for (i, &p) in parts.iter().enumerate() {
+        let got = b.func.dfg.value_type(p);
+        if got != expected {
+            return Err(LowerError::ValueType {
+                what: format!("part {i} of the operand"),
+                request: request.into(),
+                expected,
+                got,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Emits the per-element sequence for `conv` (half as I16 bits); the one dispatch on the
+/// conversion class.
+pub(crate) fn emit_element(
+    b: &mut FunctionBuilder,
+    conv: &Conversion,
+    static_mode: Rounding,
+    x: Value,
+) -> Value {
+    let src = conv.src().elem;
+    let dst = conv.dst().elem;
+    if src == dst {
+        // convert_T(T) is the identity on the bits, NaN payloads included (SPEC.md).
+        return x;
+    }
+    let rounding = conv.effective_rounding(static_mode);
+    match (src.is_float(), dst.is_float()) {
+        (false, false) => int_to_int::emit(b, src, dst, conv.saturate(), x),
+        (true, false) => float_to_int::emit(b, src, dst, rounding, x),
+        (false, true) => int_to_float::emit(b, src, dst, rounding, x),
+        (true, true) => float_to_float::emit(b, src, dst, rounding, x),
+    }
+}
+
+/// A zero of scalar type `ty`.
+pub(crate) fn zero_scalar(b: &mut FunctionBuilder, ty: Type) -> Value {
+    match ty {
+        types::F32 => b.ins().f32const(0.0),
+        types::F64 => b.ins().f64const(0.0),
+        _ => b.ins().iconst(ty, 0),
+    }
+}
+
+/// An integer constant of type `ty` from its bits (masked to the type, as the verifier wants).
+pub(crate) fn int_const(b: &mut FunctionBuilder, ty: Type, value: i128) -> Value {
+    let bits = ty.bits();
+    let masked = if bits >= 64 {
+        value as u64 as i64
+    } else {
+        (value as u64 & ((1u64 << bits) - 1)) as i64
+    };
+    b.ins().iconst(ty, masked)
+}
+
+/// A little-endian `bitcast` (a lane-count change needs an explicit byte order).
+pub(crate) fn bitcast_le(b: &mut FunctionBuilder, ty: Type, x: Value) -> Value {
+    if b.func.dfg.value_type(x) == ty {
+        return x;
+    }
+    b.ins().bitcast(
+        ty,
+        MemFlagsData::new().with_endianness(Endianness::Little),
+        x,
+    )
+}

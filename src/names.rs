@@ -1,0 +1,773 @@
+//! Names: the OpenCL spelling (`convert_uchar4_sat_rte(float4)`, `as_float4(int4)`), the
+//! destination-only spelling (`convert_int4_sat_rte`), and Itanium/SPIR mangled names
+//! (`_Z20convert_int4_sat_rteDv4_f`), parsed into [`Request`]s and printed back.
+//!
+//! # Grammar
+//!
+//! ```text
+//! request  = opencl | mangled
+//! opencl   = builtin ws* "(" ws* type ws* ")" ws*
+//! builtin  = "convert_" type ["_sat"] ["_rte" | "_rtz" | "_rtp" | "_rtn"]
+//!          | "as_" type
+//! type     = ("char" | "uchar" | "short" | "ushort" | "int" | "uint" | "long" | "ulong"
+//!             | "half" | "float" | "double") ["2" | "3" | "4" | "8" | "16"]
+//! mangled  = "_Z" length builtin param        ; length = decimal byte count of builtin, no leading 0
+//! param    = code | "Dv" ("2" | "3" | "4" | "8" | "16") "_" code
+//! code     = "c" | "h" | "s" | "t" | "i" | "j" | "l" | "m" | "Dh" | "f" | "d"
+//! ws       = ASCII whitespace
+//! ```
+//!
+//! Whitespace is accepted only around the parentheses, because a name with a space in it is
+//! more likely a mistake (`convert_int 4`) than a style.
+//!
+//! `as_<type>` has no mangled symbol in real binaries: clang implements it as a macro over
+//! `__builtin_astype`, so no compiler emits `_Z9as_float4Dv4_i`. We still read and print that
+//! spelling, mangled like any one-argument function, so that every [`Request`] has one and tools
+//! can key tables by mangled name without a special case.
+//!
+//! # Robustness
+//!
+//! Every input is first checked for length (O(1), so a 10 MB string costs nothing) and then for
+//! characters, so that all later steps work on ASCII and can slice at any byte offset. Errors
+//! echo at most 80 characters of the input.
+
+use crate::request::{Builtin, Request, RequestError};
+use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
+
+/// Longest input looked at. The longest legal name is under 40 bytes; the rest is room for
+/// whitespace inside the parentheses while keeping the work and the error messages bounded.
+const MAX_LEN: usize = 256;
+
+/// How much of the input an error message repeats.
+const ECHO_CHARS: usize = 80;
+
+impl Request {
+    /// Parses any full spelling of a request: OpenCL (`convert_float_rtp(long)`) or mangled
+    /// (`_Z16convert_uint_sath`).
+    ///
+    /// ASCII whitespace is allowed around the parentheses and the argument
+    /// (`convert_int4 ( float4 )`), nowhere else. A name without its argument is
+    /// [`RequestError::MissingSource`]; parse such a name with [`Builtin::parse`].
+    ///
+    /// ```
+    /// use clconv::{Extensions, Request, RequestError};
+    /// let ext = Extensions::default();
+    /// let a = Request::parse("convert_uchar4_sat_rte(float4)", ext).unwrap();
+    /// let b = Request::parse("_Z22convert_uchar4_sat_rteDv4_f", ext).unwrap();
+    /// assert_eq!(a, b);
+    /// assert_eq!(Request::parse("as_int3 ( float4 )", ext).unwrap().to_string(), "as_int3(float4)");
+    /// assert!(matches!(
+    ///     Request::parse("convert_int_rte_sat(float)", ext),
+    ///     Err(RequestError::BadModifier { .. })
+    /// ));
+    /// assert!(matches!(
+    ///     Request::parse("convert_int4", ext),
+    ///     Err(RequestError::MissingSource { .. })
+    /// ));
+    /// ```
+    pub fn parse(input: &str, ext: Extensions) -> Result<Request, RequestError> {
+        check_text(input)?;
+        if input.starts_with("_Z") {
+            parse_mangled(input, ext)
+        } else {
+            parse_opencl(input, ext)
+        }
+    }
+
+    /// The Itanium/SPIR mangled name: `_Z20convert_int4_sat_rteDv4_f`.
+    ///
+    /// [`Request::parse`] reads it back to the same request.
+    ///
+    /// ```
+    /// use clconv::{Extensions, Request};
+    /// let ext = Extensions::with_fp16();
+    /// let r = Request::parse("convert_uint_sat(uchar)", ext).unwrap();
+    /// assert_eq!(r.mangled(), "_Z16convert_uint_sath");
+    /// let h = Request::parse("convert_half4_rte(half4)", ext).unwrap();
+    /// assert_eq!(h.mangled(), "_Z17convert_half4_rteDv4_Dh");
+    /// assert_eq!(Request::parse(&h.mangled(), ext), Ok(h));
+    /// ```
+    pub fn mangled(&self) -> String {
+        let name = self.builtin().to_string();
+        format!("_Z{}{}{}", name.len(), name, mangle_type(self.src()))
+    }
+}
+
+impl Builtin {
+    /// Parses a name without its argument: `convert_int4_sat_rte`, `as_float4`.
+    ///
+    /// Everything that does not need the source type is checked here: the type and width, the
+    /// modifiers and their order, `_sat` on a floating destination, `half` without `cl_khr_fp16`.
+    ///
+    /// ```
+    /// use clconv::{Builtin, Extensions, RequestError};
+    /// let ext = Extensions::default();
+    /// let b = Builtin::parse("convert_int4_sat_rte", ext).unwrap();
+    /// assert_eq!(b.to_string(), "convert_int4_sat_rte");
+    /// assert!(matches!(Builtin::parse("convert_float_sat", ext), Err(RequestError::SatOnFloat { .. })));
+    /// assert!(matches!(Builtin::parse("as_half2", ext), Err(RequestError::HalfWithoutFp16 { .. })));
+    /// assert!(Builtin::parse("as_half2", Extensions::with_fp16()).is_ok());
+    /// ```
+    pub fn parse(input: &str, ext: Extensions) -> Result<Builtin, RequestError> {
+        check_text(input)?;
+        if input.starts_with("_Z") {
+            return Err(syntax(
+                input,
+                0,
+                "a mangled name includes its source type: parse it with Request::parse".into(),
+            ));
+        }
+        let end = ident_len(input);
+        if end == 0 {
+            return Err(no_name(input));
+        }
+        let builtin = parse_builtin(&input[..end], &Ctx::new(input, 0, ext))?;
+        if let Some(c) = byte_at(input, end) {
+            return Err(syntax(
+                input,
+                end,
+                format!(
+                    "expected the name alone, found `{c}`: Builtin::parse takes e.g. `{builtin}`; \
+                     parse a name with its argument with Request::parse"
+                ),
+            ));
+        }
+        Ok(builtin)
+    }
+}
+
+/// Where an error found inside a name points: the whole input to echo, and the name's offset in
+/// it (non-zero for the name inside a mangled one).
+struct Ctx<'a> {
+    input: &'a str,
+    base: usize,
+    ext: Extensions,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(input: &'a str, base: usize, ext: Extensions) -> Ctx<'a> {
+        Ctx { input, base, ext }
+    }
+
+    fn echo(&self) -> String {
+        shorten(self.input)
+    }
+}
+
+/// The checks every parser runs first. After them the input is non-empty ASCII of at most
+/// `MAX_LEN` bytes, so byte offsets are char boundaries.
+fn check_text(input: &str) -> Result<(), RequestError> {
+    // Length before anything else: `len` is O(1), a scan of a huge string is not.
+    if input.len() > MAX_LEN {
+        return Err(RequestError::TooLong {
+            len: input.len(),
+            max: MAX_LEN,
+        });
+    }
+    if input.trim_ascii().is_empty() {
+        return Err(RequestError::Empty);
+    }
+    let allowed = |c: char| {
+        c.is_ascii_alphanumeric() || c == '_' || c == '(' || c == ')' || c.is_ascii_whitespace()
+    };
+    if let Some((at, ch)) = input.char_indices().find(|&(_, c)| !allowed(c)) {
+        return Err(RequestError::BadCharacter {
+            input: shorten(input),
+            ch,
+            at,
+        });
+    }
+    Ok(())
+}
+
+fn parse_opencl(input: &str, ext: Extensions) -> Result<Request, RequestError> {
+    let name_end = ident_len(input);
+    if name_end == 0 {
+        return Err(no_name(input));
+    }
+    let name = &input[..name_end];
+    let builtin = parse_builtin(name, &Ctx::new(input, 0, ext))?;
+    let example = example_request(builtin);
+
+    let mut pos = skip_ws(input, name_end);
+    match byte_at(input, pos) {
+        None => {
+            return Err(RequestError::MissingSource {
+                input: shorten(name),
+            })
+        }
+        Some('(') => pos += 1,
+        Some(c) => {
+            return Err(syntax(
+                input,
+                pos,
+                format!(
+                    "expected `(` after `{name}`, found `{c}`: the source type goes in \
+                     parentheses, e.g. `{example}`"
+                ),
+            ))
+        }
+    }
+
+    pos = skip_ws(input, pos);
+    let arg_at = pos;
+    let arg = &input[arg_at..arg_at + ident_len(&input[arg_at..])];
+    if arg.is_empty() {
+        return Err(match byte_at(input, pos) {
+            Some(')') => RequestError::MissingSource {
+                input: shorten(name),
+            },
+            None => syntax(
+                input,
+                pos,
+                format!("unclosed `(`: write the source type and `)`, e.g. `{example}`"),
+            ),
+            Some(c) => syntax(
+                input,
+                pos,
+                format!("expected a source type after `(`, found `{c}`: e.g. `{example}`"),
+            ),
+        });
+    }
+    let src = parse_type(arg, &Ctx::new(input, arg_at, ext))?;
+
+    pos = skip_ws(input, arg_at + arg.len());
+    match byte_at(input, pos) {
+        Some(')') => pos += 1,
+        None => {
+            return Err(syntax(
+                input,
+                pos,
+                format!("missing `)` after the source type `{arg}`: write `{name}({arg})`"),
+            ))
+        }
+        Some(c) => {
+            return Err(syntax(
+                input,
+                pos,
+                format!(
+                    "expected `)` after the source type `{arg}`, found `{c}`: the argument is \
+                     one type, e.g. `{name}({arg})`"
+                ),
+            ))
+        }
+    }
+
+    pos = skip_ws(input, pos);
+    if let Some(c) = byte_at(input, pos) {
+        return Err(syntax(
+            input,
+            pos,
+            format!("unexpected `{c}` after the closing `)`: end the name at `{name}({arg})`"),
+        ));
+    }
+    builtin.with_source(src, ext)
+}
+
+/// The error for input that does not start with a name at all.
+fn no_name(input: &str) -> RequestError {
+    let c = byte_at(input, 0).unwrap_or(' ');
+    let why = if c.is_ascii_whitespace() {
+        "leading whitespace: remove it, the name comes first (`convert_int4(float4)`)".to_string()
+    } else {
+        format!("expected a name such as `convert_int4` or `as_float4` first, found `{c}`")
+    };
+    syntax(input, 0, why)
+}
+
+/// Parses `convert_<type>[_sat][_<rounding>]` or `as_<type>`. `name` holds only ASCII letters,
+/// digits and `_`.
+fn parse_builtin(name: &str, ctx: &Ctx) -> Result<Builtin, RequestError> {
+    debug_assert!(is_ident(name));
+    let (convert, prefix) = if name.starts_with("convert_") {
+        (true, "convert_")
+    } else if name.starts_with("as_") {
+        (false, "as_")
+    } else {
+        return Err(RequestError::NotAConversion { input: ctx.echo() });
+    };
+    let body = &name[prefix.len()..];
+
+    let mut type_end = body.bytes().take_while(u8::is_ascii_alphanumeric).count();
+    if type_end == 0 {
+        let example = if convert {
+            "convert_int4(float4)"
+        } else {
+            "as_float4(int4)"
+        };
+        return Err(syntax(
+            ctx.input,
+            ctx.base + prefix.len(),
+            format!("expected a type after `{prefix}`, e.g. `{example}`"),
+        ));
+    }
+    // `size_t`, `uint8_t`: keep the `_t` with the type, so the error names the C type rather
+    // than complaining about a `_t` modifier.
+    type_end += c_type_suffix(&body[type_end..]);
+    let dst = parse_type(&body[..type_end], ctx)?;
+    let modifiers = &body[type_end..];
+
+    if !convert {
+        if !modifiers.is_empty() {
+            return Err(RequestError::BadModifier {
+                modifier: shorten(modifiers),
+                input: ctx.echo(),
+                why: format!(
+                    "`as_` reinterprets bits and takes no modifiers: write `as_{dst}`; `_sat` and \
+                     rounding modes belong to value conversions such as `convert_{dst}_sat`"
+                ),
+            });
+        }
+        check_half(dst, ctx.ext)?;
+        return Ok(Builtin::Reinterpret { dst });
+    }
+    parse_modifiers(dst, modifiers, ctx)
+}
+
+/// One `_sat` or rounding modifier.
+#[derive(Clone, Copy, PartialEq)]
+enum Modifier {
+    Sat,
+    Round(Rounding),
+}
+
+/// Parses `[_sat][_<rounding>]` after the destination of a `convert_`. `text` is empty or
+/// starts with `_`.
+fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, RequestError> {
+    let bad = |modifier: String, why: String| RequestError::BadModifier {
+        modifier: shorten(&modifier),
+        input: ctx.echo(),
+        why,
+    };
+
+    // Read all of them before judging the order, so that the suggested fix accounts for every
+    // modifier written and `_sat` on a float is reported as that rather than as an order problem.
+    let mut modifiers = Vec::new();
+    if let Some(rest) = text.strip_prefix('_') {
+        for token in rest.split('_') {
+            let m = match token {
+                "sat" => Modifier::Sat,
+                _ => match Rounding::from_name(token) {
+                    Some(r) => Modifier::Round(r),
+                    None => return Err(bad(format!("_{token}"), unknown_modifier(token, dst))),
+                },
+            };
+            modifiers.push(m);
+        }
+    }
+
+    check_half(dst, ctx.ext)?;
+    let saturate = modifiers.contains(&Modifier::Sat);
+    if saturate && dst.elem.is_float() {
+        return Err(RequestError::SatOnFloat { dst });
+    }
+    let first_rounding = modifiers.iter().find_map(|m| match *m {
+        Modifier::Round(r) => Some(r),
+        Modifier::Sat => None,
+    });
+    let canonical = Builtin::Convert {
+        dst,
+        saturate,
+        rounding: first_rounding,
+    };
+
+    let mut seen_sat = false;
+    let mut seen_rounding: Option<Rounding> = None;
+    for m in modifiers {
+        match m {
+            Modifier::Sat if seen_sat => {
+                return Err(bad(
+                    "_sat".into(),
+                    format!("`_sat` is repeated: write it once, `{canonical}`"),
+                ))
+            }
+            Modifier::Sat => {
+                if let Some(r) = seen_rounding {
+                    return Err(bad(
+                        "_sat".into(),
+                        format!(
+                            "`_sat` comes after `{}`; write _sat before the rounding mode: \
+                             `{canonical}`",
+                            r.suffix()
+                        ),
+                    ));
+                }
+                seen_sat = true;
+            }
+            Modifier::Round(r) => match seen_rounding {
+                Some(prev) if prev == r => {
+                    return Err(bad(
+                        r.suffix().into(),
+                        format!("`{}` is repeated: write it once, `{canonical}`", r.suffix()),
+                    ))
+                }
+                Some(prev) => {
+                    let other = Builtin::Convert {
+                        dst,
+                        saturate,
+                        rounding: Some(r),
+                    };
+                    return Err(bad(
+                        r.suffix().into(),
+                        format!(
+                            "a second rounding mode after `{}`: a conversion has one, write \
+                             `{canonical}` or `{other}`",
+                            prev.suffix()
+                        ),
+                    ));
+                }
+                None => seen_rounding = Some(r),
+            },
+        }
+    }
+    Ok(canonical)
+}
+
+/// Why `_<token>` is not a modifier, with the most likely fix.
+fn unknown_modifier(token: &str, dst: VectorType) -> String {
+    let lower = token.to_ascii_lowercase();
+    if token.is_empty() {
+        "an empty modifier (a doubled or trailing `_`): remove the extra `_`".into()
+    } else if lower == "sat" || Rounding::from_name(&lower).is_some() {
+        format!("modifiers are lowercase: write `_{lower}`")
+    } else if token.bytes().all(|b| b.is_ascii_digit()) {
+        format!("the vector width follows the type directly: write `convert_{dst}{token}`")
+    } else if lower.starts_with("rt") {
+        "unknown rounding mode: the modes are `_rte` (to nearest even), `_rtz` (toward zero), \
+         `_rtp` (toward +inf) and `_rtn` (toward -inf)"
+            .into()
+    } else {
+        "unknown modifier: after the type come `_sat` (integer destinations only), then at most \
+         one of `_rte`, `_rtz`, `_rtp`, `_rtn`"
+            .into()
+    }
+}
+
+/// Length of a C-style `_t` suffix (`_t`, `_t4`) at the start of `rest`, or 0.
+fn c_type_suffix(rest: &str) -> usize {
+    let Some(after) = rest.strip_prefix("_t") else {
+        return 0;
+    };
+    let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+    let tail = &after[digits..];
+    if tail.is_empty() || tail.starts_with('_') {
+        2 + digits
+    } else {
+        0
+    }
+}
+
+/// Parses a type as written: `float`, `uchar4`. `text` is the whole token (letters, digits and
+/// possibly `_`); anything but a known type followed by a legal width is an error.
+fn parse_type(text: &str, ctx: &Ctx) -> Result<VectorType, RequestError> {
+    let letters = text.bytes().take_while(u8::is_ascii_alphabetic).count();
+    let (elem_name, digits) = text.split_at(letters);
+    let elem = match ScalarType::from_name(elem_name) {
+        Some(elem) if digits.bytes().all(|b| b.is_ascii_digit()) => elem,
+        _ => {
+            return Err(RequestError::UnknownType {
+                name: shorten(text),
+                input: ctx.echo(),
+                hint: type_hint(text),
+            })
+        }
+    };
+    match parse_width(digits) {
+        Some(width) => Ok(VectorType::new(elem, width)),
+        None => Err(RequestError::BadWidth {
+            ty: elem,
+            lanes: shorten(digits),
+        }),
+    }
+}
+
+/// The width spelled `digits` after a type: none for a scalar, else exactly 2, 3, 4, 8 or 16.
+/// `1` and leading zeros are not OpenCL spellings.
+fn parse_width(digits: &str) -> Option<Width> {
+    match digits {
+        "" => Some(Width::W1),
+        "2" => Some(Width::W2),
+        "3" => Some(Width::W3),
+        "4" => Some(Width::W4),
+        "8" => Some(Width::W8),
+        "16" => Some(Width::W16),
+        _ => None,
+    }
+}
+
+/// Extra advice for an unknown type name, starting with "; " (or empty).
+fn type_hint(name: &str) -> String {
+    const NEVER: [&str; 6] = [
+        "bool",
+        "void",
+        "size_t",
+        "ptrdiff_t",
+        "intptr_t",
+        "uintptr_t",
+    ];
+    const C_FIXED: [(&str, ScalarType); 8] = [
+        ("int8_t", ScalarType::Char),
+        ("uint8_t", ScalarType::UChar),
+        ("int16_t", ScalarType::Short),
+        ("uint16_t", ScalarType::UShort),
+        ("int32_t", ScalarType::Int),
+        ("uint32_t", ScalarType::UInt),
+        ("int64_t", ScalarType::Long),
+        ("uint64_t", ScalarType::ULong),
+    ];
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    if NEVER.contains(&base) {
+        return "; bool, void, size_t, ptrdiff_t, intptr_t and uintptr_t are never convertible: \
+                convert_ and as_ exist only for the sized types above, so cast to one of them first"
+            .into();
+    }
+    if let Some((_, t)) = C_FIXED.iter().find(|(c, _)| *c == name) {
+        return format!("; OpenCL spells `{name}` as `{t}`");
+    }
+    if base == "unsigned" || base == "signed" {
+        return "; OpenCL spells the unsigned types uchar, ushort, uint and ulong, the signed ones \
+                char, short, int and long"
+            .into();
+    }
+    let lower = name.to_ascii_lowercase();
+    let letters = lower.trim_end_matches(|c: char| c.is_ascii_digit());
+    if lower != name && ScalarType::from_name(letters).is_some() {
+        return format!("; type names are lowercase: write `{lower}`");
+    }
+    String::new()
+}
+
+fn parse_mangled(input: &str, ext: Extensions) -> Result<Request, RequestError> {
+    let bad = |why: String| RequestError::BadMangling {
+        input: shorten(input),
+        why,
+    };
+    let after_z = &input[2..];
+    let ndigits = after_z.bytes().take_while(u8::is_ascii_digit).count();
+    if ndigits == 0 {
+        return Err(bad(
+            "expected the name's length in decimal after `_Z`, e.g. `_Z12convert_charf`".into(),
+        ));
+    }
+    let digits = &after_z[..ndigits];
+    let rest = &after_z[ndigits..];
+    // Suggests the length that makes sense of the name, when one does.
+    let length_fix = || match find_split(rest) {
+        Some(k) => format!(
+            "; the name here is `{}` ({k} bytes): write `_Z{k}{rest}`",
+            &rest[..k]
+        ),
+        None => String::new(),
+    };
+
+    if digits.starts_with('0') {
+        let what = if digits.bytes().all(|b| b == b'0') {
+            "is zero, but a name has at least one byte"
+        } else {
+            "starts with 0, which Itanium mangling never writes"
+        };
+        return Err(bad(format!("the length `{digits}` {what}{}", length_fix())));
+    }
+    // Too many digits to parse is simply longer than the input.
+    let len = digits.parse::<usize>().unwrap_or(usize::MAX);
+    if len > rest.len() {
+        return Err(bad(format!(
+            "the length prefix says the name is {len} bytes, but only {} bytes follow{}",
+            rest.len(),
+            length_fix()
+        )));
+    }
+
+    let (name, param) = rest.split_at(len);
+    let src = match parse_param(param) {
+        Ok(src) => src,
+        // Most often the length is off, which cuts the parameter in the wrong place.
+        Err(why) => {
+            return Err(match find_split(rest).filter(|&k| k != len) {
+                Some(_) => bad(format!(
+                    "the length prefix {len} does not match the name{}",
+                    length_fix()
+                )),
+                None => bad(format!("{why} (the name is `{name}`)")),
+            })
+        }
+    };
+    if !is_ident(name) {
+        return Err(bad(format!(
+            "the name `{name}` contains characters other than letters, digits and `_`"
+        )));
+    }
+    let builtin = parse_builtin(name, &Ctx::new(input, 2 + ndigits, ext))?;
+    builtin.with_source(src, ext)
+}
+
+/// Where the name ends in `rest` (the text after the length prefix) if that gives a valid name
+/// and parameter: the fix for a wrong length prefix.
+fn find_split(rest: &str) -> Option<usize> {
+    let ext = Extensions::with_fp16();
+    (1..rest.len()).find(|&k| {
+        let (name, param) = rest.split_at(k);
+        // The cheap filter first: a parameter is one or two bytes or starts with `Dv`.
+        (param.len() <= 2 || param.starts_with("Dv"))
+            && parse_param(param).is_ok()
+            && is_ident(name)
+            && parse_builtin(name, &Ctx::new(name, 0, ext)).is_ok()
+    })
+}
+
+/// Parses the one parameter of a mangled conversion: `f`, `Dh`, `Dv4_f`. The error says what is
+/// wrong, for [`RequestError::BadMangling`].
+fn parse_param(text: &str) -> Result<VectorType, String> {
+    const CODES: &str = "the codes are c (char), h (uchar), s (short), t (ushort), i (int), \
+                         j (uint), l (long), m (ulong), Dh (half), f (float), d (double)";
+    if text.is_empty() {
+        return Err(format!(
+            "missing the parameter type after the name: append the source type's code or \
+             `Dv<n>_<code>` for a vector, e.g. `f` or `Dv4_f`; {CODES}"
+        ));
+    }
+    let (ty, used) = if let Some(v) = text.strip_prefix("Dv") {
+        let ndigits = v.bytes().take_while(u8::is_ascii_digit).count();
+        let digits = &v[..ndigits];
+        if digits.is_empty() {
+            return Err("expected the number of components after `Dv`, e.g. `Dv4_f`".into());
+        }
+        let Some(width) = parse_width(digits).filter(|&w| w != Width::W1) else {
+            let trimmed = digits.trim_start_matches('0');
+            return Err(if digits == "1" {
+                "`Dv1_`: a scalar parameter is mangled without `Dv`, e.g. `f`".into()
+            } else if digits.starts_with('0') && parse_width(trimmed).is_some() {
+                format!("`Dv{digits}_` has a leading zero: write `Dv{trimmed}_`")
+            } else {
+                format!(
+                    "`Dv{}_`: OpenCL vectors have 2, 3, 4, 8 or 16 components",
+                    shorten(digits)
+                )
+            });
+        };
+        let Some(code) = v[ndigits..].strip_prefix('_') else {
+            return Err(format!(
+                "expected `_` after `Dv{digits}`, e.g. `Dv{digits}_f`"
+            ));
+        };
+        let (elem, n) = element_code(code)
+            .ok_or_else(|| format!("{} after `Dv{digits}_`; {CODES}", bad_code(code)))?;
+        (VectorType::new(elem, width), 2 + ndigits + 1 + n)
+    } else {
+        let (elem, n) = element_code(text).ok_or_else(|| format!("{}; {CODES}", bad_code(text)))?;
+        (VectorType::scalar(elem), n)
+    };
+    let trailing = &text[used..];
+    if !trailing.is_empty() {
+        return Err(format!(
+            "unexpected `{}` after the parameter type `{}`: a conversion takes exactly one argument",
+            shorten(trailing),
+            &text[..used]
+        ));
+    }
+    Ok(ty)
+}
+
+/// The scalar type whose mangling code starts `text`, and the code's length.
+fn element_code(text: &str) -> Option<(ScalarType, usize)> {
+    ScalarType::ALL
+        .into_iter()
+        .find(|t| text.starts_with(t.mangled_code()))
+        .map(|t| (t, t.mangled_code().len()))
+}
+
+/// What the code at the start of `text` is, when it is not a conversion type.
+fn bad_code(text: &str) -> String {
+    let Some(c) = text.chars().next() else {
+        return "missing the element type code".into();
+    };
+    match c {
+        'b' => "`b` is bool, which is never convertible".into(),
+        'v' => "`v` is void, which is never convertible".into(),
+        'a' => "`a` is C's `signed char`; OpenCL's char is `c`".into(),
+        'x' | 'y' => format!("`{c}` is C's long long; OpenCL's 64-bit integers are `l` and `m`"),
+        'P' | 'R' | 'O' | 'K' | 'V' => {
+            format!("`{c}` starts a pointer, reference or qualified type; conversions take a value")
+        }
+        'D' if text.starts_with("Dv") => "a vector of vectors is not a type".into(),
+        _ => format!("unknown type code starting at `{}`", shorten(text)),
+    }
+}
+
+/// The mangled parameter for `t`: `f`, `Dv4_f`.
+fn mangle_type(t: VectorType) -> String {
+    match t.width {
+        Width::W1 => t.elem.mangled_code().to_string(),
+        w => format!("Dv{}_{}", w.lanes(), t.elem.mangled_code()),
+    }
+}
+
+/// A legal request for `builtin`, to show in messages: a source other than the destination's
+/// element type, of the same width (convert_) or byte size (as_).
+fn example_request(builtin: Builtin) -> String {
+    let candidates = [
+        ScalarType::Float,
+        ScalarType::Int,
+        ScalarType::UChar,
+        ScalarType::Short,
+        ScalarType::Long,
+    ];
+    candidates
+        .into_iter()
+        .filter(|&e| e != builtin.dst().elem)
+        .find_map(|e| builtin.with_source_element(e, Extensions::with_fp16()).ok())
+        .map_or_else(|| format!("{builtin}(<type>)"), |r| r.to_string())
+}
+
+fn check_half(t: VectorType, ext: Extensions) -> Result<(), RequestError> {
+    if t.elem == ScalarType::Half && !ext.fp16 {
+        Err(RequestError::HalfWithoutFp16 { ty: t })
+    } else {
+        Ok(())
+    }
+}
+
+fn syntax(input: &str, at: usize, why: String) -> RequestError {
+    RequestError::Syntax {
+        input: shorten(input),
+        at,
+        why,
+    }
+}
+
+/// Bytes of the identifier (ASCII letters, digits, `_`) at the start of `text`.
+fn ident_len(text: &str) -> usize {
+    text.bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        .count()
+}
+
+fn is_ident(text: &str) -> bool {
+    ident_len(text) == text.len()
+}
+
+fn skip_ws(text: &str, pos: usize) -> usize {
+    pos + text[pos..]
+        .bytes()
+        .take_while(u8::is_ascii_whitespace)
+        .count()
+}
+
+/// The character at byte `pos` of an ASCII `text`.
+fn byte_at(text: &str, pos: usize) -> Option<char> {
+    text.as_bytes().get(pos).map(|&b| char::from(b))
+}
+
+/// `text` cut to at most `ECHO_CHARS` characters, at a char boundary, marked with `...`.
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(ECHO_CHARS) {
+        None => text.to_string(),
+        Some(_) => {
+            let end = text
+                .char_indices()
+                .nth(ECHO_CHARS - 3)
+                .map_or(text.len(), |(i, _)| i);
+            format!("{}...", &text[..end])
+        }
+    }
+}

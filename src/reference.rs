@@ -1,0 +1,561 @@
+//! The reference interpreter: evaluates any request on byte buffers, element by element, exactly
+//! as SPEC.md says, on soft-float (`rustc_apfloat`), never on host casts or the host FPU, so that
+//! it cannot share a bug with the hardware or with the code generator it checks.
+//!
+//! # Definitions
+//!
+//! Where SPEC.md leaves room, these are the results clconv promises (and the JIT must match):
+//!
+//! - **Elements** are bits: a source element's bits zero-extended to `u64` (little-endian in
+//!   buffers), the result likewise.
+//! - **Rounding** is [`Conversion::effective_rounding`]: as written; else rtz for an integer
+//!   destination and the static `SELECT_ROUNDING_MODE` (rte by default) for a floating one.
+//! - **Same type** (`convert_float(float)`, `convert_int_sat(int)`): the identity on the bits,
+//!   NaN payloads and signalling NaNs included.
+//! - **integer -> integer**: the value when in range; out of range, the low bits (wrap) without
+//!   `_sat` and the nearest bound with it. Never implementation-defined.
+//! - **float -> integer**: rounded to an integer by the mode, then clamped to the destination
+//!   range, NaN -> 0. With `_sat` that is the spec's result. Without `_sat` the spec leaves NaN and
+//!   out-of-range results implementation-defined: clconv gives the same bits as `_sat` and
+//!   [`ElementResult::implementation_defined`] is set (the input is NaN, or the *rounded* value is
+//!   outside the range: `convert_uchar_rte(255.5f)` is 256 before clamping, so it is flagged,
+//!   while `convert_uchar(255.5f)` is 255 and is not).
+//! - **integer or float -> float**: IEEE-754 rounding by the mode in one step (double -> half is
+//!   not rounded twice). Overflow gives ±inf or ±MAX as IEEE says (rte: ±inf; rtz: ±MAX;
+//!   rtp: +inf / -MAX; rtn: +MAX / -inf). Subnormal results are produced, not flushed; signed zero
+//!   is kept; integer zero gives +0.0.
+//! - **NaN -> float** (what x86-64 and AArch64 conversion instructions do, defined on the bits
+//!   rather than left to the soft-float's NaN handling): a quiet NaN with the source's sign whose
+//!   payload keeps the source mantissa's most significant bits. Narrowing keeps the top bits
+//!   (`m >> (src_mantissa_bits - dst_mantissa_bits)`), widening appends zeros
+//!   (`m << (dst_mantissa_bits - src_mantissa_bits)`), and then the quiet bit is set, so a
+//!   signalling NaN becomes quiet: float `0x7f800001` -> double `0x7ff8000020000000`,
+//!   double `0x7ff0000000000001` -> float `0x7fc00000`.
+//! - **Reinterpretation** `as_<dst>(<src>)`: the bytes, unchanged (little-endian memory
+//!   reinterpretation), so NaN payloads, signalling NaNs and -0.0 pass through. A 3-component
+//!   result holds the operand's first three elements' bytes. A 3-component operand's fourth
+//!   element (its padding) is what the buffer stores there in the [`Layout::Aligned`] layout and
+//!   zero in the [`Layout::Packed`] layout, which stores nothing there. Reinterpretations are
+//!   never reported as implementation-defined: clconv defines every byte.
+//! - **3-component vectors in buffers**: packed buffers hold 3 elements per vector; aligned ones
+//!   have a 4-element stride whose fourth element is ignored when read and written as zero.
+//!   [`Report::implementation_defined`] counts those padding slots when it numbers elements.
+//!
+//! Buffer sizes are checked with [`buffer::vector_count`], the check the JIT uses, so both accept
+//! and refuse the same buffers.
+//!
+//! ```
+//! use clconv::{reference, Conversion, Extensions, Rounding, ScalarType, VectorType};
+//! let c = Conversion::new(
+//!     VectorType::scalar(ScalarType::Float),
+//!     VectorType::scalar(ScalarType::Int),
+//!     false,
+//!     Some(Rounding::Rte),
+//!     Extensions::default(),
+//! )
+//! .unwrap();
+//! // 0.5f - 1ulp rounds to 0, not to 1 as `(int)(x + 0.5f)` would.
+//! assert_eq!(reference::convert_element(&c, Rounding::Rte, 0x3eff_ffff).bits, 0);
+//! ```
+
+use crate::buffer::{self, BufferError};
+use crate::request::{Conversion, Reinterpretation, Request};
+use crate::types::{Layout, Rounding, ScalarType};
+use rustc_apfloat::ieee::{Double, Half, Single};
+use rustc_apfloat::{Float, FloatConvert, Round};
+
+/// The result of converting one element.
+///
+/// ```
+/// use clconv::reference::ElementResult;
+/// let r = ElementResult { bits: 0x7fff_ffff, implementation_defined: true };
+/// assert!(r.implementation_defined); // e.g. convert_int(3e9f): defined as INT_MAX, like _sat
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ElementResult {
+    /// The destination element's bits, zero-extended to 64.
+    pub bits: u64,
+    /// True when the spec leaves this result implementation-defined (float to integer without
+    /// `_sat`, NaN or out of range); `bits` then holds clconv's defined result, the `_sat` one.
+    pub implementation_defined: bool,
+}
+
+/// Converts one element: `src_bits` holds the source element's bits (zero-extended to 64; bits
+/// above the source width are ignored).
+/// `static_mode` is the `SELECT_ROUNDING_MODE` that a conversion to a floating type without a
+/// rounding modifier follows (rte unless changed).
+///
+/// To convert many elements of one conversion, build an [`ElementConverter`] once instead.
+///
+/// ```
+/// use clconv::{reference, Conversion, Extensions, Rounding, ScalarType, VectorType};
+/// let int_to_float = Conversion::new(
+///     VectorType::scalar(ScalarType::Int),
+///     VectorType::scalar(ScalarType::Float),
+///     false,
+///     None,
+///     Extensions::default(),
+/// )
+/// .unwrap();
+/// // 2^24 + 1 is not a float: the static mode decides.
+/// assert_eq!(reference::convert_element(&int_to_float, Rounding::Rte, 16_777_217).bits, 0x4b80_0000);
+/// assert_eq!(reference::convert_element(&int_to_float, Rounding::Rtp, 16_777_217).bits, 0x4b80_0001);
+/// ```
+pub fn convert_element(conv: &Conversion, static_mode: Rounding, src_bits: u64) -> ElementResult {
+    ElementConverter::new(conv, static_mode).convert(src_bits)
+}
+
+/// One conversion's per-element function, chosen once: what an exhaustive sweep should call in
+/// its loop instead of [`convert_element`], which works out the types and modes every time.
+///
+/// ```
+/// use clconv::reference::ElementConverter;
+/// use clconv::{Conversion, Extensions, Rounding, ScalarType, VectorType};
+/// let c = Conversion::new(
+///     VectorType::scalar(ScalarType::Float),
+///     VectorType::scalar(ScalarType::UChar),
+///     true,
+///     None,
+///     Extensions::default(),
+/// )
+/// .unwrap();
+/// let conv = ElementConverter::new(&c, Rounding::Rte);
+/// assert_eq!(conv.convert(0xc0a0_0000).bits, 0); // -5.0f clamps to 0
+/// assert_eq!(conv.convert(0x437e_8000).bits, 254); // 254.5f truncates (rtz)
+/// assert_eq!(conv.convert(0x7fc0_0000).bits, 0); // NaN
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct ElementConverter {
+    kernel: Kernel,
+    params: Params,
+}
+
+type Kernel = fn(&Params, u64) -> ElementResult;
+
+#[derive(Clone, Copy, Debug)]
+struct Params {
+    src_mask: u64,
+    src_bits: u32,
+    src_signed: bool,
+    dst_mask: u64,
+    min: i128,
+    max: i128,
+    saturate: bool,
+    round: Round,
+}
+
+impl ElementConverter {
+    /// The converter for one element of `conv` under the static rounding mode `static_mode`.
+    ///
+    /// ```
+    /// use clconv::reference::ElementConverter;
+    /// use clconv::{Conversion, Extensions, Rounding, ScalarType, VectorType};
+    /// let c = Conversion::new(
+    ///     VectorType::scalar(ScalarType::Double),
+    ///     VectorType::scalar(ScalarType::Float),
+    ///     false,
+    ///     None,
+    ///     Extensions::default(),
+    /// )
+    /// .unwrap();
+    /// // DBL_MAX under the static mode rtz: FLT_MAX, not infinity.
+    /// let conv = ElementConverter::new(&c, Rounding::Rtz);
+    /// assert_eq!(conv.convert(0x7fef_ffff_ffff_ffff).bits, 0x7f7f_ffff);
+    /// ```
+    pub fn new(conv: &Conversion, static_mode: Rounding) -> ElementConverter {
+        let src = conv.src().elem;
+        let dst = conv.dst().elem;
+        let params = Params {
+            src_mask: mask(src.bits()),
+            src_bits: src.bits(),
+            src_signed: src.is_signed_integer(),
+            dst_mask: mask(dst.bits()),
+            min: dst.int_min().unwrap_or(0),
+            max: dst.int_max().unwrap_or(0),
+            saturate: conv.saturate(),
+            round: apfloat_round(conv.effective_rounding(static_mode)),
+        };
+        let kernel: Kernel = if src == dst {
+            identity
+        } else {
+            match (src.is_float(), dst.is_float()) {
+                (false, false) => int_to_int,
+                (true, false) => match src {
+                    ScalarType::Half => float_to_int::<Half>,
+                    ScalarType::Float => float_to_int::<Single>,
+                    _ => float_to_int::<Double>,
+                },
+                (false, true) => match dst {
+                    ScalarType::Half => int_to_float::<Half>,
+                    ScalarType::Float => int_to_float::<Single>,
+                    _ => int_to_float::<Double>,
+                },
+                (true, true) => match (src, dst) {
+                    (ScalarType::Half, ScalarType::Float) => float_to_float::<Half, Single>,
+                    (ScalarType::Half, _) => float_to_float::<Half, Double>,
+                    (ScalarType::Float, ScalarType::Half) => float_to_float::<Single, Half>,
+                    (ScalarType::Float, _) => float_to_float::<Single, Double>,
+                    (_, ScalarType::Half) => float_to_float::<Double, Half>,
+                    _ => float_to_float::<Double, Single>,
+                },
+            }
+        };
+        ElementConverter { kernel, params }
+    }
+
+    /// Converts one element, as [`convert_element`] does.
+    ///
+    /// ```
+    /// use clconv::reference::ElementConverter;
+    /// use clconv::{Conversion, Extensions, Rounding, ScalarType, VectorType};
+    /// let c = Conversion::new(
+    ///     VectorType::scalar(ScalarType::Int),
+    ///     VectorType::scalar(ScalarType::UChar),
+    ///     false,
+    ///     None,
+    ///     Extensions::default(),
+    /// )
+    /// .unwrap();
+    /// assert_eq!(ElementConverter::new(&c, Rounding::Rte).convert(300).bits, 44); // wraps
+    /// ```
+    #[inline]
+    pub fn convert(&self, src_bits: u64) -> ElementResult {
+        (self.kernel)(&self.params, src_bits & self.params.src_mask)
+    }
+}
+
+const fn mask(bits: u32) -> u64 {
+    u64::MAX >> (64 - bits)
+}
+
+fn apfloat_round(r: Rounding) -> Round {
+    match r {
+        Rounding::Rte => Round::NearestTiesToEven,
+        Rounding::Rtz => Round::TowardZero,
+        Rounding::Rtp => Round::TowardPositive,
+        Rounding::Rtn => Round::TowardNegative,
+    }
+}
+
+fn defined(bits: u64) -> ElementResult {
+    ElementResult {
+        bits,
+        implementation_defined: false,
+    }
+}
+
+impl Params {
+    #[inline]
+    fn int_value(&self, bits: u64) -> i128 {
+        if self.src_signed {
+            let shift = 64 - self.src_bits;
+            ((bits << shift) as i64 >> shift) as i128
+        } else {
+            bits as i128
+        }
+    }
+}
+
+/// The three IEEE formats, with the field widths the bit-level NaN rule needs.
+trait Format: Float + FloatConvert<Half> + FloatConvert<Single> + FloatConvert<Double> {
+    const WIDTH: u32;
+    const MANTISSA_BITS: u32;
+    const EXP_MASK: u64 = mask(Self::WIDTH - 1 - Self::MANTISSA_BITS);
+    const BIAS: u64 = Self::EXP_MASK >> 1;
+    const MANTISSA_MASK: u64 = mask(Self::MANTISSA_BITS);
+}
+
+impl Format for Half {
+    const WIDTH: u32 = 16;
+    const MANTISSA_BITS: u32 = 10;
+}
+
+impl Format for Single {
+    const WIDTH: u32 = 32;
+    const MANTISSA_BITS: u32 = 23;
+}
+
+impl Format for Double {
+    const WIDTH: u32 = 64;
+    const MANTISSA_BITS: u32 = 52;
+}
+
+fn identity(_: &Params, bits: u64) -> ElementResult {
+    defined(bits)
+}
+
+fn int_to_int(p: &Params, bits: u64) -> ElementResult {
+    let v = p.int_value(bits);
+    let v = if p.saturate { v.clamp(p.min, p.max) } else { v };
+    // Two's complement truncation is both the wrap and the encoding of a clamped negative.
+    defined(v as u64 & p.dst_mask)
+}
+
+fn float_to_int<F: Format>(p: &Params, bits: u64) -> ElementResult {
+    let exp = (bits >> F::MANTISSA_BITS) & F::EXP_MASK;
+    let negative = bits >> (F::WIDTH - 1) != 0;
+    let value = if exp == F::EXP_MASK && bits & F::MANTISSA_MASK != 0 {
+        // NaN: defined as 0 here, not taken from the soft-float, whose choice is its own.
+        None
+    } else if exp == F::EXP_MASK || exp >= F::BIAS + 64 {
+        // Infinite or |x| >= 2^64 is beyond every destination: saturate by sign. Deciding
+        // this before converting keeps the soft-float call within i128, where it is exact.
+        Some(if negative { i128::MIN } else { i128::MAX })
+    } else {
+        let mut exact = false;
+        Some(
+            F::from_bits(u128::from(bits))
+                .to_i128_r(128, p.round, &mut exact)
+                .value,
+        )
+    };
+    match value {
+        None => ElementResult {
+            bits: 0,
+            implementation_defined: !p.saturate,
+        },
+        Some(v) => {
+            let clamped = v.clamp(p.min, p.max);
+            ElementResult {
+                bits: clamped as u64 & p.dst_mask,
+                implementation_defined: !p.saturate && clamped != v,
+            }
+        }
+    }
+}
+
+fn int_to_float<F: Format>(p: &Params, bits: u64) -> ElementResult {
+    let v = p.int_value(bits);
+    // from_i128_r rounds the magnitude with the mirrored mode for negatives, which is exactly
+    // IEEE's directed rounding; 0 goes through the positive path and gives +0.0.
+    defined(F::from_i128_r(v, p.round).value.to_bits() as u64)
+}
+
+fn float_to_float<S: Format + FloatConvert<T>, T: Format>(p: &Params, bits: u64) -> ElementResult {
+    let exp = (bits >> S::MANTISSA_BITS) & S::EXP_MASK;
+    let mantissa = bits & S::MANTISSA_MASK;
+    if exp == S::EXP_MASK && mantissa != 0 {
+        return defined(nan_to::<S, T>(bits));
+    }
+    let mut loses_info = false;
+    let r: T = S::from_bits(u128::from(bits))
+        .convert_r(p.round, &mut loses_info)
+        .value;
+    defined(r.to_bits() as u64)
+}
+
+/// The NaN rule of the module documentation, on the bits.
+fn nan_to<S: Format, T: Format>(bits: u64) -> u64 {
+    let sign = bits >> (S::WIDTH - 1);
+    let mantissa = bits & S::MANTISSA_MASK;
+    let payload = if S::MANTISSA_BITS >= T::MANTISSA_BITS {
+        mantissa >> (S::MANTISSA_BITS - T::MANTISSA_BITS)
+    } else {
+        mantissa << (T::MANTISSA_BITS - S::MANTISSA_BITS)
+    };
+    let quiet = 1u64 << (T::MANTISSA_BITS - 1);
+    (sign << (T::WIDTH - 1)) | (T::EXP_MASK << T::MANTISSA_BITS) | payload | quiet
+}
+
+/// Reinterprets one vector: `src` holds the operand's bytes, `dst` receives the result's, each
+/// as one vector sits in a buffer of `layout` ([`buffer::bytes_per_vector`] bytes: 3 elements for
+/// a packed 3-component vector, 4 for an aligned one).
+///
+/// A 3-component operand's padding is read from `src` in the aligned layout and is zero in the
+/// packed one; a 3-component result's padding is written as zero in the aligned layout.
+///
+/// # Panics
+///
+/// When `src` or `dst` is not exactly one vector long; [`evaluate`] checks whole buffers and
+/// returns an error instead.
+///
+/// ```
+/// use clconv::{reference, Extensions, Layout, Reinterpretation, ScalarType, VectorType, Width};
+/// let r = Reinterpretation::new(
+///     VectorType::new(ScalarType::Int, Width::W3),
+///     VectorType::new(ScalarType::Float, Width::W4),
+///     Extensions::default(),
+/// )
+/// .unwrap();
+/// let src = [1u8, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 0xaa, 0xbb, 0xcc, 0xdd];
+/// let mut dst = [0xffu8; 16];
+/// reference::reinterpret_vector(&r, Layout::Aligned, &src, &mut dst);
+/// assert_eq!(dst, src); // the stored padding lane comes through
+/// reference::reinterpret_vector(&r, Layout::Packed, &src[..12], &mut dst);
+/// assert_eq!(dst[12..], [0, 0, 0, 0]); // packed: nothing stored, so zero
+/// ```
+pub fn reinterpret_vector(r: &Reinterpretation, layout: Layout, src: &[u8], dst: &mut [u8]) {
+    let src_len = buffer::bytes_per_vector(r.src(), layout);
+    let dst_len = buffer::bytes_per_vector(r.dst(), layout);
+    assert_eq!(
+        src.len(),
+        src_len,
+        "{r}: the operand is {src_len} bytes in the {} layout",
+        layout.name()
+    );
+    assert_eq!(
+        dst.len(),
+        dst_len,
+        "{r}: the result is {dst_len} bytes in the {} layout",
+        layout.name()
+    );
+    // The result's own elements, without an aligned 3-component result's padding lane.
+    let value_len = r.dst().elem.bytes() * r.dst().lanes();
+    let copied = src_len.min(value_len);
+    dst[..copied].copy_from_slice(&src[..copied]);
+    dst[copied..].fill(0);
+}
+
+/// What an evaluation found besides the results.
+///
+/// ```
+/// use clconv::reference::Report;
+/// let r = Report::default();
+/// assert_eq!(r.vectors, 0);
+/// assert!(r.implementation_defined.is_empty());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Vectors converted.
+    pub vectors: usize,
+    /// Indices (into the destination's elements, counting an aligned 3-component vector's
+    /// padding slot) whose result is implementation-defined, in increasing order.
+    pub implementation_defined: Vec<usize>,
+}
+
+/// Evaluates `request` over whole buffers with the default static rounding mode (rte).
+///
+/// ```
+/// use clconv::{reference, Conversion, Extensions, Layout, Rounding, ScalarType, VectorType, Width};
+/// let c = Conversion::new(
+///     VectorType::new(ScalarType::Float, Width::W2),
+///     VectorType::new(ScalarType::Int, Width::W2),
+///     false,
+///     None,
+///     Extensions::default(),
+/// )
+/// .unwrap();
+/// let src: Vec<u8> = [0xc0b0_0000u32, 0x7fc0_0000] // -5.5f, NaN
+///     .iter()
+///     .flat_map(|b| b.to_le_bytes())
+///     .collect();
+/// let mut dst = [0u8; 8];
+/// let report = reference::evaluate(&c.into(), Layout::Packed, &src, &mut dst).unwrap();
+/// assert_eq!(dst, [0xfb, 0xff, 0xff, 0xff, 0, 0, 0, 0]); // -5 (rtz), NaN -> 0
+/// assert_eq!(report.implementation_defined, vec![1]);
+/// ```
+pub fn evaluate(
+    request: &Request,
+    layout: Layout,
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<Report, BufferError> {
+    evaluate_with_mode(request, layout, Rounding::Rte, src, dst)
+}
+
+/// Evaluates `request` over whole buffers under the static rounding mode `static_mode`.
+///
+/// The buffers must hold whole vectors in `layout`, the destination as many as the source
+/// ([`buffer::vector_count`]); otherwise the error says why and `dst` is untouched.
+///
+/// ```
+/// use clconv::{reference, Conversion, Extensions, Layout, Rounding, ScalarType, VectorType};
+/// let c = Conversion::new(
+///     VectorType::scalar(ScalarType::Int),
+///     VectorType::scalar(ScalarType::Float),
+///     false,
+///     None,
+///     Extensions::default(),
+/// )
+/// .unwrap();
+/// let src = 16_777_217i32.to_le_bytes();
+/// let mut dst = [0u8; 4];
+/// reference::evaluate_with_mode(&c.into(), Layout::Packed, Rounding::Rtp, &src, &mut dst).unwrap();
+/// assert_eq!(u32::from_le_bytes(dst), 0x4b80_0001); // 16777218.0f
+/// assert!(reference::evaluate(&c.into(), Layout::Packed, &src[..3], &mut dst).is_err());
+/// ```
+pub fn evaluate_with_mode(
+    request: &Request,
+    layout: Layout,
+    static_mode: Rounding,
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<Report, BufferError> {
+    let vectors = buffer::vector_count(request, layout, src.len(), dst.len())?;
+    let mut report = Report {
+        vectors,
+        implementation_defined: Vec::new(),
+    };
+    match request {
+        Request::Convert(c) => {
+            let shape = Shape {
+                converter: ElementConverter::new(c, static_mode),
+                lanes: c.src().lanes(),
+                src_stride: layout.stride(c.src().width),
+                dst_stride: layout.stride(c.dst().width),
+            };
+            let run = match (c.src().elem.bytes(), c.dst().elem.bytes()) {
+                (1, 1) => convert_buffers::<1, 1>,
+                (1, 2) => convert_buffers::<1, 2>,
+                (1, 4) => convert_buffers::<1, 4>,
+                (1, _) => convert_buffers::<1, 8>,
+                (2, 1) => convert_buffers::<2, 1>,
+                (2, 2) => convert_buffers::<2, 2>,
+                (2, 4) => convert_buffers::<2, 4>,
+                (2, _) => convert_buffers::<2, 8>,
+                (4, 1) => convert_buffers::<4, 1>,
+                (4, 2) => convert_buffers::<4, 2>,
+                (4, 4) => convert_buffers::<4, 4>,
+                (4, _) => convert_buffers::<4, 8>,
+                (_, 1) => convert_buffers::<8, 1>,
+                (_, 2) => convert_buffers::<8, 2>,
+                (_, 4) => convert_buffers::<8, 4>,
+                (_, _) => convert_buffers::<8, 8>,
+            };
+            run(&shape, src, dst, &mut report.implementation_defined);
+        }
+        Request::Reinterpret(r) => {
+            let src_len = buffer::bytes_per_vector(r.src(), layout);
+            let dst_len = buffer::bytes_per_vector(r.dst(), layout);
+            for (s, d) in src.chunks_exact(src_len).zip(dst.chunks_exact_mut(dst_len)) {
+                reinterpret_vector(r, layout, s, d);
+            }
+        }
+    }
+    Ok(report)
+}
+
+struct Shape {
+    converter: ElementConverter,
+    lanes: usize,
+    src_stride: usize,
+    dst_stride: usize,
+}
+
+/// Element sizes are const parameters so that each load and store is one machine access.
+fn convert_buffers<const S: usize, const D: usize>(
+    shape: &Shape,
+    src: &[u8],
+    dst: &mut [u8],
+    flagged: &mut Vec<usize>,
+) {
+    let vectors = src.chunks_exact(shape.src_stride * S);
+    let outputs = dst.chunks_exact_mut(shape.dst_stride * D);
+    for (v, (s, d)) in vectors.zip(outputs).enumerate() {
+        let (values, padding) = d.split_at_mut(shape.lanes * D);
+        for (lane, (input, output)) in s
+            .chunks_exact(S)
+            .zip(values.chunks_exact_mut(D))
+            .enumerate()
+        {
+            let mut raw = [0u8; 8];
+            raw[..S].copy_from_slice(input);
+            let r = shape.converter.convert(u64::from_le_bytes(raw));
+            output.copy_from_slice(&r.bits.to_le_bytes()[..D]);
+            if r.implementation_defined {
+                flagged.push(v * shape.dst_stride + lane);
+            }
+        }
+        padding.fill(0);
+    }
+}

@@ -1,0 +1,531 @@
+//! The request: one conversion or one reinterpretation, validated per SPEC.md.
+//!
+//! A [`Request`] is what every other layer takes: the names layer parses text into one, the
+//! reference interpreter evaluates one, the lowering emits Cranelift IR for one. Its fields are
+//! private so that an invalid request (`_sat` on a float destination, mismatched element counts,
+//! `as_` between different byte sizes, `half` without `cl_khr_fp16`) cannot exist.
+
+use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
+use std::fmt;
+
+/// Why a request (or a name) is not a legal OpenCL conversion or reinterpretation.
+///
+/// Every message says what is wrong and how to fix it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RequestError {
+    /// The name was empty.
+    #[error("empty function name: write e.g. `convert_int4_sat_rte(float4)` or `as_float4(int4)`")]
+    Empty,
+    /// The name is longer than any legal spelling could be.
+    #[error("function name is {len} bytes long; no OpenCL conversion name is longer than {max}: check what was passed")]
+    TooLong {
+        /// Length of the input in bytes.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The name contains a character that no OpenCL conversion name has.
+    #[error("unexpected character {ch:?} at byte {at} in {input:?}: names are ASCII letters, digits, `_` and an optional `(type)`")]
+    BadCharacter {
+        /// The input, shortened when long.
+        input: String,
+        /// The character.
+        ch: char,
+        /// Byte offset.
+        at: usize,
+    },
+    /// The name is not `convert_...`, `as_...` or a mangled `_Z...` name.
+    #[error("{input:?} is not a conversion: expected `convert_<type><n>[_sat][_rte|_rtz|_rtp|_rtn](<type><n>)`, `as_<type><n>(<type><n>)` or a mangled name such as `_Z20convert_int4_sat_rteDv4_f`")]
+    NotAConversion {
+        /// The input, shortened when long.
+        input: String,
+    },
+    /// The text around the name is malformed: an unclosed `(`, text after the `)`, no name.
+    #[error("cannot parse {input:?} at byte {at}: {why}")]
+    Syntax {
+        /// The input, shortened when long.
+        input: String,
+        /// Byte offset of the problem.
+        at: usize,
+        /// What is wrong and what to write instead.
+        why: String,
+    },
+    /// An unknown type name (e.g. `bool`, `size_t`, `int5` split wrongly).
+    #[error("unknown type `{name}` in {input:?}: the convertible types are char, uchar, short, ushort, int, uint, long, ulong, float, double and half (with cl_khr_fp16){hint}")]
+    UnknownType {
+        /// The type as written.
+        name: String,
+        /// The input, shortened when long.
+        input: String,
+        /// An extra hint, starting with "; " when present.
+        hint: String,
+    },
+    /// A vector width OpenCL does not have.
+    #[error("`{ty}{lanes}` is not an OpenCL type: vector widths are 2, 3, 4, 8 and 16, and a scalar has no digit{}", width_fix(*ty, lanes))]
+    BadWidth {
+        /// The element type.
+        ty: ScalarType,
+        /// The width as written.
+        lanes: String,
+    },
+    /// A suffix that is not `_sat`, `_rte`, `_rtz`, `_rtp` or `_rtn`, or one in the wrong place.
+    #[error("bad modifier `{modifier}` in {input:?}: {why}")]
+    BadModifier {
+        /// The modifier as written.
+        modifier: String,
+        /// The input, shortened when long.
+        input: String,
+        /// What is wrong and what to write instead.
+        why: String,
+    },
+    /// `_sat` on a floating-point destination.
+    #[error("`_sat` applies only to integer destinations, and {dst} is floating-point: drop `_sat` (conversions to {dst} already give ±inf or ±MAX as the rounding mode says)")]
+    SatOnFloat {
+        /// The destination type.
+        dst: VectorType,
+    },
+    /// Source and destination element counts differ.
+    #[error("convert_{dst} takes a source with {} components, but {src} has {}: use convert_{}({src}), or convert a {} source", dst.lanes(), src.lanes(), VectorType::new(dst.elem, src.width), VectorType::new(src.elem, dst.width))]
+    ElementCountMismatch {
+        /// The source type.
+        src: VectorType,
+        /// The destination type.
+        dst: VectorType,
+    },
+    /// `as_` between types of different byte sizes.
+    #[error("as_{dst}({src}) needs equal sizes, but {dst} is {} bytes and {src} is {} bytes (a 3-component vector counts as 4): pick a destination of {} bytes", dst.byte_size(), src.byte_size(), src.byte_size())]
+    SizeMismatch {
+        /// The source type.
+        src: VectorType,
+        /// The destination type.
+        dst: VectorType,
+    },
+    /// `half` used without `cl_khr_fp16`.
+    #[error("`{ty}` needs the cl_khr_fp16 extension: switch it on (Extensions::with_fp16(), or --fp16 on the command line)")]
+    HalfWithoutFp16 {
+        /// The type that mentions half.
+        ty: VectorType,
+    },
+    /// A name without its source type where one is required.
+    #[error("{input:?} names no source type: write it in parentheses, `{input}(<type><n>)`, with the same number of components for convert_ (the same byte size for as_), or parse the name alone with Builtin::parse and pass the source to Builtin::with_source")]
+    MissingSource {
+        /// The input.
+        input: String,
+    },
+    /// A malformed Itanium-mangled name.
+    #[error("malformed mangled name {input:?}: {why}")]
+    BadMangling {
+        /// The input, shortened when long.
+        input: String,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+/// A conversion `convert_<dst>[_sat][_<rounding>](<src>)`.
+///
+/// The rounding mode is kept as written: `None` means "the default", which is rtz for integer
+/// destinations and the current static rounding mode for floating destinations
+/// (see [`Conversion::effective_rounding`]).
+///
+/// ```
+/// use clconv::{Conversion, Extensions, Rounding, ScalarType, VectorType, Width};
+/// let f4 = VectorType::new(ScalarType::Float, Width::W4);
+/// let u4 = VectorType::new(ScalarType::UChar, Width::W4);
+/// let c = Conversion::new(f4, u4, true, Some(Rounding::Rte), Extensions::default()).unwrap();
+/// assert_eq!(c.to_string(), "convert_uchar4_sat_rte(float4)");
+/// assert!(Conversion::new(u4, f4, true, None, Extensions::default()).is_err()); // _sat on float
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Conversion {
+    src: VectorType,
+    dst: VectorType,
+    saturate: bool,
+    rounding: Option<Rounding>,
+}
+
+impl Conversion {
+    /// A validated conversion.
+    pub fn new(
+        src: VectorType,
+        dst: VectorType,
+        saturate: bool,
+        rounding: Option<Rounding>,
+        ext: Extensions,
+    ) -> Result<Conversion, RequestError> {
+        check_half(src, ext)?;
+        check_half(dst, ext)?;
+        if saturate && dst.elem.is_float() {
+            return Err(RequestError::SatOnFloat { dst });
+        }
+        if src.width != dst.width {
+            return Err(RequestError::ElementCountMismatch { src, dst });
+        }
+        Ok(Conversion {
+            src,
+            dst,
+            saturate,
+            rounding,
+        })
+    }
+
+    /// The source type.
+    pub const fn src(&self) -> VectorType {
+        self.src
+    }
+
+    /// The destination type.
+    pub const fn dst(&self) -> VectorType {
+        self.dst
+    }
+
+    /// True when the name has `_sat`.
+    pub const fn saturate(&self) -> bool {
+        self.saturate
+    }
+
+    /// The rounding mode as written (`None`: no modifier).
+    pub const fn rounding(&self) -> Option<Rounding> {
+        self.rounding
+    }
+
+    /// The rounding mode that applies: as written if written; else rtz for an integer destination
+    /// and `static_mode` (the `SELECT_ROUNDING_MODE`, normally rte) for a floating destination.
+    pub fn effective_rounding(&self, static_mode: Rounding) -> Rounding {
+        match self.rounding {
+            Some(r) => r,
+            None if self.dst.elem.is_float() => static_mode,
+            None => Rounding::Rtz,
+        }
+    }
+
+    /// The same conversion on one component (width 1).
+    pub const fn per_element(&self) -> Conversion {
+        Conversion {
+            src: VectorType::scalar(self.src.elem),
+            dst: VectorType::scalar(self.dst.elem),
+            saturate: self.saturate,
+            rounding: self.rounding,
+        }
+    }
+
+    /// The builtin's name without the argument: `convert_uchar4_sat_rte`.
+    pub fn function_name(&self) -> String {
+        Builtin::Convert {
+            dst: self.dst,
+            saturate: self.saturate,
+            rounding: self.rounding,
+        }
+        .to_string()
+    }
+
+    /// Every conversion of the matrix: 5,400 without half, 6,270 with it.
+    pub fn all(ext: Extensions) -> Vec<Conversion> {
+        let types: Vec<ScalarType> = ScalarType::ALL
+            .into_iter()
+            .filter(|t| ext.fp16 || *t != ScalarType::Half)
+            .collect();
+        let mut out = Vec::new();
+        for &dst in &types {
+            for &src in &types {
+                for width in Width::ALL {
+                    let sats: &[bool] = if dst.is_float() { &[false] } else { &[false, true] };
+                    for &saturate in sats {
+                        for rounding in [None]
+                            .into_iter()
+                            .chain(Rounding::ALL.into_iter().map(Some))
+                        {
+                            out.push(Conversion {
+                                src: VectorType::new(src, width),
+                                dst: VectorType::new(dst, width),
+                                saturate,
+                                rounding,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Display for Conversion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}({})", self.function_name(), self.src)
+    }
+}
+
+/// A reinterpretation `as_<dst>(<src>)`: the same bytes seen as another type.
+///
+/// ```
+/// use clconv::{Extensions, Reinterpretation, ScalarType, VectorType, Width};
+/// let i4 = VectorType::new(ScalarType::Int, Width::W4);
+/// let f3 = VectorType::new(ScalarType::Float, Width::W3);
+/// let r = Reinterpretation::new(i4, f3, Extensions::default()).unwrap();
+/// assert_eq!(r.to_string(), "as_float3(int4)");
+/// let d = VectorType::scalar(ScalarType::Double);
+/// assert!(Reinterpretation::new(d, VectorType::scalar(ScalarType::Int), Extensions::default()).is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Reinterpretation {
+    src: VectorType,
+    dst: VectorType,
+}
+
+impl Reinterpretation {
+    /// A validated reinterpretation: both types must have the same byte size.
+    pub fn new(
+        src: VectorType,
+        dst: VectorType,
+        ext: Extensions,
+    ) -> Result<Reinterpretation, RequestError> {
+        check_half(src, ext)?;
+        check_half(dst, ext)?;
+        if src.byte_size() != dst.byte_size() {
+            return Err(RequestError::SizeMismatch { src, dst });
+        }
+        Ok(Reinterpretation { src, dst })
+    }
+
+    /// The operand type.
+    pub const fn src(&self) -> VectorType {
+        self.src
+    }
+
+    /// The result type.
+    pub const fn dst(&self) -> VectorType {
+        self.dst
+    }
+
+    /// Every legal `as_` pair.
+    pub fn all(ext: Extensions) -> Vec<Reinterpretation> {
+        let mut out = Vec::new();
+        for dst in VectorType::all() {
+            for src in VectorType::all() {
+                if let Ok(r) = Reinterpretation::new(src, dst, ext) {
+                    out.push(r);
+                }
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Display for Reinterpretation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "as_{}({})", self.dst, self.src)
+    }
+}
+
+/// One request: a conversion or a reinterpretation.
+///
+/// Parse one from any spelling with [`Request::parse`]; `Display` prints the canonical
+/// OpenCL spelling and [`Request::mangled`] the Itanium/SPIR one.
+///
+/// ```
+/// use clconv::{Extensions, Request};
+/// let r = Request::parse("_Z20convert_int4_sat_rteDv4_f", Extensions::default()).unwrap();
+/// assert_eq!(r.to_string(), "convert_int4_sat_rte(float4)");
+/// assert_eq!(r.mangled(), "_Z20convert_int4_sat_rteDv4_f");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Request {
+    /// `convert_*`.
+    Convert(Conversion),
+    /// `as_*`.
+    Reinterpret(Reinterpretation),
+}
+
+impl Request {
+    /// The source (operand) type.
+    pub const fn src(&self) -> VectorType {
+        match self {
+            Request::Convert(c) => c.src,
+            Request::Reinterpret(r) => r.src,
+        }
+    }
+
+    /// The destination (result) type.
+    pub const fn dst(&self) -> VectorType {
+        match self {
+            Request::Convert(c) => c.dst,
+            Request::Reinterpret(r) => r.dst,
+        }
+    }
+
+    /// The builtin without its argument (`convert_int4_sat_rte`, `as_float4`).
+    pub const fn builtin(&self) -> Builtin {
+        match *self {
+            Request::Convert(c) => Builtin::Convert {
+                dst: c.dst,
+                saturate: c.saturate,
+                rounding: c.rounding,
+            },
+            Request::Reinterpret(r) => Builtin::Reinterpret { dst: r.dst },
+        }
+    }
+
+    /// True when the request mentions `half`.
+    pub fn uses_half(&self) -> bool {
+        self.src().elem == ScalarType::Half || self.dst().elem == ScalarType::Half
+    }
+
+    /// Every request: all conversions then all reinterpretations.
+    pub fn all(ext: Extensions) -> Vec<Request> {
+        let mut out: Vec<Request> = Conversion::all(ext)
+            .into_iter()
+            .map(Request::Convert)
+            .collect();
+        out.extend(
+            Reinterpretation::all(ext)
+                .into_iter()
+                .map(Request::Reinterpret),
+        );
+        out
+    }
+}
+
+impl fmt::Display for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Request::Convert(c) => c.fmt(f),
+            Request::Reinterpret(r) => r.fmt(f),
+        }
+    }
+}
+
+impl From<Conversion> for Request {
+    fn from(c: Conversion) -> Request {
+        Request::Convert(c)
+    }
+}
+
+impl From<Reinterpretation> for Request {
+    fn from(r: Reinterpretation) -> Request {
+        Request::Reinterpret(r)
+    }
+}
+
+/// A builtin function named without its argument: `convert_int4_sat_rte` or `as_float4`.
+///
+/// OpenCL overloads each builtin on its source type; [`Builtin::with_source`] picks one overload.
+///
+/// ```
+/// use clconv::{Builtin, Extensions, ScalarType, VectorType, Width};
+/// let b = Builtin::parse("convert_int4_sat_rte", Extensions::default()).unwrap();
+/// let r = b.with_source(VectorType::new(ScalarType::Float, Width::W4), Extensions::default()).unwrap();
+/// assert_eq!(r.to_string(), "convert_int4_sat_rte(float4)");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Builtin {
+    /// `convert_<dst>[_sat][_<rounding>]`.
+    Convert {
+        /// The destination type.
+        dst: VectorType,
+        /// `_sat`.
+        saturate: bool,
+        /// The rounding modifier as written.
+        rounding: Option<Rounding>,
+    },
+    /// `as_<dst>`.
+    Reinterpret {
+        /// The result type.
+        dst: VectorType,
+    },
+}
+
+impl Builtin {
+    /// The destination type.
+    pub const fn dst(&self) -> VectorType {
+        match *self {
+            Builtin::Convert { dst, .. } | Builtin::Reinterpret { dst } => dst,
+        }
+    }
+
+    /// The overload for source `src`, validated.
+    pub fn with_source(&self, src: VectorType, ext: Extensions) -> Result<Request, RequestError> {
+        match *self {
+            Builtin::Convert {
+                dst,
+                saturate,
+                rounding,
+            } => Conversion::new(src, dst, saturate, rounding, ext).map(Request::Convert),
+            Builtin::Reinterpret { dst } => {
+                Reinterpretation::new(src, dst, ext).map(Request::Reinterpret)
+            }
+        }
+    }
+
+    /// The overload whose source has element type `elem` and the builtin's own width.
+    pub fn with_source_element(
+        &self,
+        elem: ScalarType,
+        ext: Extensions,
+    ) -> Result<Request, RequestError> {
+        let dst = self.dst();
+        let width = match *self {
+            Builtin::Convert { .. } => dst.width,
+            // as_: the builtin's own width when the sizes match (as_float3 from int: int3),
+            // else the width that gives the same byte size (as_float4 from char: char16).
+            Builtin::Reinterpret { .. } => {
+                let bytes = dst.byte_size();
+                let fits = |w: &Width| w.storage_lanes() * elem.bytes() == bytes;
+                Some(dst.width)
+                    .filter(fits)
+                    .or_else(|| Width::ALL.into_iter().find(|w| fits(w) && *w != Width::W3))
+                    .unwrap_or(dst.width)
+            }
+        };
+        self.with_source(VectorType::new(elem, width), ext)
+    }
+}
+
+impl fmt::Display for Builtin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Builtin::Convert {
+                dst,
+                saturate,
+                rounding,
+            } => {
+                write!(f, "convert_{dst}")?;
+                if *saturate {
+                    f.write_str("_sat")?;
+                }
+                if let Some(r) = rounding {
+                    f.write_str(r.suffix())?;
+                }
+                Ok(())
+            }
+            Builtin::Reinterpret { dst } => write!(f, "as_{dst}"),
+        }
+    }
+}
+
+/// The fix a `BadWidth` message suggests when there is an obvious one: `float1` and `int04`.
+fn width_fix(ty: ScalarType, lanes: &str) -> String {
+    let digits = lanes.trim_start_matches('0');
+    if digits == "1" || (lanes.starts_with('0') && digits.is_empty()) {
+        format!(": OpenCL has no `{ty}{lanes}`, write `{ty}`")
+    } else if lanes.starts_with('0')
+        && digits
+            .parse::<usize>()
+            .ok()
+            .and_then(Width::from_lanes)
+            .is_some()
+    {
+        format!(": write `{ty}{digits}`, without the leading zero")
+    } else {
+        String::new()
+    }
+}
+
+fn check_half(t: VectorType, ext: Extensions) -> Result<(), RequestError> {
+    if t.elem == ScalarType::Half && !ext.fp16 {
+        Err(RequestError::HalfWithoutFp16 { ty: t })
+    } else {
+        Ok(())
+    }
+}

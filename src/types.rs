@@ -1,0 +1,392 @@
+//! OpenCL C scalar and vector types, rounding modes, and the buffer layouts of 3-component vectors.
+//!
+//! Everything here is plain data with its OpenCL spelling; parsing of whole function names lives
+//! in [`crate::names`].
+
+use std::fmt;
+
+/// An OpenCL C scalar type that explicit conversions accept.
+///
+/// `half` is only legal when the `cl_khr_fp16` extension is switched on (see
+/// [`Extensions`]); `bool`, `size_t` and the pointer-sized integers are never convertible.
+///
+/// ```
+/// use clconv::ScalarType;
+/// assert_eq!(ScalarType::UChar.name(), "uchar");
+/// assert_eq!(ScalarType::Double.bits(), 64);
+/// assert!(ScalarType::Half.is_float());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ScalarType {
+    /// `char`: signed 8-bit integer.
+    Char,
+    /// `uchar`: unsigned 8-bit integer.
+    UChar,
+    /// `short`: signed 16-bit integer.
+    Short,
+    /// `ushort`: unsigned 16-bit integer.
+    UShort,
+    /// `int`: signed 32-bit integer.
+    Int,
+    /// `uint`: unsigned 32-bit integer.
+    UInt,
+    /// `long`: signed 64-bit integer.
+    Long,
+    /// `ulong`: unsigned 64-bit integer.
+    ULong,
+    /// `half`: IEEE-754 binary16 (`cl_khr_fp16`).
+    Half,
+    /// `float`: IEEE-754 binary32.
+    Float,
+    /// `double`: IEEE-754 binary64.
+    Double,
+}
+
+impl ScalarType {
+    /// All eleven scalar types, integers first, in the order of the OpenCL specification's table.
+    pub const ALL: [ScalarType; 11] = [
+        ScalarType::Char,
+        ScalarType::UChar,
+        ScalarType::Short,
+        ScalarType::UShort,
+        ScalarType::Int,
+        ScalarType::UInt,
+        ScalarType::Long,
+        ScalarType::ULong,
+        ScalarType::Half,
+        ScalarType::Float,
+        ScalarType::Double,
+    ];
+
+    /// The OpenCL C spelling: `"char"`, `"ulong"`, `"half"`, ...
+    pub const fn name(self) -> &'static str {
+        match self {
+            ScalarType::Char => "char",
+            ScalarType::UChar => "uchar",
+            ScalarType::Short => "short",
+            ScalarType::UShort => "ushort",
+            ScalarType::Int => "int",
+            ScalarType::UInt => "uint",
+            ScalarType::Long => "long",
+            ScalarType::ULong => "ulong",
+            ScalarType::Half => "half",
+            ScalarType::Float => "float",
+            ScalarType::Double => "double",
+        }
+    }
+
+    /// The type whose OpenCL spelling is `name`, if any.
+    pub fn from_name(name: &str) -> Option<ScalarType> {
+        ScalarType::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// The Itanium mangling code of the type as a parameter: `c h s t i j l m Dh f d`.
+    pub const fn mangled_code(self) -> &'static str {
+        match self {
+            ScalarType::Char => "c",
+            ScalarType::UChar => "h",
+            ScalarType::Short => "s",
+            ScalarType::UShort => "t",
+            ScalarType::Int => "i",
+            ScalarType::UInt => "j",
+            ScalarType::Long => "l",
+            ScalarType::ULong => "m",
+            ScalarType::Half => "Dh",
+            ScalarType::Float => "f",
+            ScalarType::Double => "d",
+        }
+    }
+
+    /// Width in bits: 8, 16, 32 or 64.
+    pub const fn bits(self) -> u32 {
+        match self {
+            ScalarType::Char | ScalarType::UChar => 8,
+            ScalarType::Short | ScalarType::UShort | ScalarType::Half => 16,
+            ScalarType::Int | ScalarType::UInt | ScalarType::Float => 32,
+            ScalarType::Long | ScalarType::ULong | ScalarType::Double => 64,
+        }
+    }
+
+    /// Width in bytes: 1, 2, 4 or 8.
+    pub const fn bytes(self) -> usize {
+        (self.bits() / 8) as usize
+    }
+
+    /// True for `half`, `float` and `double`.
+    pub const fn is_float(self) -> bool {
+        matches!(self, ScalarType::Half | ScalarType::Float | ScalarType::Double)
+    }
+
+    /// True for the eight integer types.
+    pub const fn is_integer(self) -> bool {
+        !self.is_float()
+    }
+
+    /// True for `char`, `short`, `int`, `long` (the floating types are not "signed integers").
+    pub const fn is_signed_integer(self) -> bool {
+        matches!(
+            self,
+            ScalarType::Char | ScalarType::Short | ScalarType::Int | ScalarType::Long
+        )
+    }
+
+    /// Smallest value of an integer type, as i128 (`None` for floating types).
+    pub const fn int_min(self) -> Option<i128> {
+        if self.is_float() {
+            None
+        } else if self.is_signed_integer() {
+            Some(-(1i128 << (self.bits() - 1)))
+        } else {
+            Some(0)
+        }
+    }
+
+    /// Largest value of an integer type, as i128 (`None` for floating types).
+    pub const fn int_max(self) -> Option<i128> {
+        if self.is_float() {
+            None
+        } else if self.is_signed_integer() {
+            Some((1i128 << (self.bits() - 1)) - 1)
+        } else {
+            Some((1i128 << self.bits()) - 1)
+        }
+    }
+}
+
+impl fmt::Display for ScalarType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The number of components of an OpenCL vector: 1 (a scalar), 2, 3, 4, 8 or 16.
+///
+/// ```
+/// use clconv::Width;
+/// assert_eq!(Width::W3.lanes(), 3);
+/// assert_eq!(Width::W3.storage_lanes(), 4); // float3 is stored like float4
+/// assert_eq!(Width::from_lanes(5), None);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Width {
+    /// A scalar, spelled without a digit (`float`).
+    W1,
+    /// Two components.
+    W2,
+    /// Three components, with the size and alignment of four.
+    W3,
+    /// Four components.
+    W4,
+    /// Eight components.
+    W8,
+    /// Sixteen components.
+    W16,
+}
+
+impl Width {
+    /// All six widths, smallest first.
+    pub const ALL: [Width; 6] = [Width::W1, Width::W2, Width::W3, Width::W4, Width::W8, Width::W16];
+
+    /// The number of components.
+    pub const fn lanes(self) -> usize {
+        match self {
+            Width::W1 => 1,
+            Width::W2 => 2,
+            Width::W3 => 3,
+            Width::W4 => 4,
+            Width::W8 => 8,
+            Width::W16 => 16,
+        }
+    }
+
+    /// Components in memory: 4 for a 3-component vector, else [`Width::lanes`].
+    pub const fn storage_lanes(self) -> usize {
+        match self {
+            Width::W3 => 4,
+            w => w.lanes(),
+        }
+    }
+
+    /// The width with `lanes` components, if OpenCL has one.
+    pub const fn from_lanes(lanes: usize) -> Option<Width> {
+        match lanes {
+            1 => Some(Width::W1),
+            2 => Some(Width::W2),
+            3 => Some(Width::W3),
+            4 => Some(Width::W4),
+            8 => Some(Width::W8),
+            16 => Some(Width::W16),
+            _ => None,
+        }
+    }
+}
+
+/// An OpenCL scalar or vector type: `float`, `uchar4`, `double3`, ...
+///
+/// ```
+/// use clconv::{ScalarType, VectorType, Width};
+/// let t = VectorType::new(ScalarType::Float, Width::W3);
+/// assert_eq!(t.to_string(), "float3");
+/// assert_eq!(t.byte_size(), 16);
+/// assert_eq!(VectorType::scalar(ScalarType::Int).to_string(), "int");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VectorType {
+    /// The component type.
+    pub elem: ScalarType,
+    /// The number of components.
+    pub width: Width,
+}
+
+impl VectorType {
+    /// The vector of `width` components of `elem`.
+    pub const fn new(elem: ScalarType, width: Width) -> VectorType {
+        VectorType { elem, width }
+    }
+
+    /// The scalar type `elem` as a 1-component vector.
+    pub const fn scalar(elem: ScalarType) -> VectorType {
+        VectorType::new(elem, Width::W1)
+    }
+
+    /// The number of components.
+    pub const fn lanes(self) -> usize {
+        self.width.lanes()
+    }
+
+    /// Size in bytes as OpenCL defines it: a 3-component vector counts as 4 components.
+    pub const fn byte_size(self) -> usize {
+        self.elem.bytes() * self.width.storage_lanes()
+    }
+
+    /// All 66 vector types (11 scalars x 6 widths), in a fixed order.
+    pub fn all() -> impl Iterator<Item = VectorType> {
+        ScalarType::ALL
+            .into_iter()
+            .flat_map(|e| Width::ALL.into_iter().map(move |w| VectorType::new(e, w)))
+    }
+}
+
+impl fmt::Display for VectorType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.width {
+            Width::W1 => write!(f, "{}", self.elem),
+            w => write!(f, "{}{}", self.elem, w.lanes()),
+        }
+    }
+}
+
+/// An IEEE-754 rounding mode as OpenCL spells it.
+///
+/// ```
+/// use clconv::Rounding;
+/// assert_eq!(Rounding::Rtp.suffix(), "_rtp");
+/// assert_eq!(Rounding::from_name("rtn"), Some(Rounding::Rtn));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Rounding {
+    /// Round to nearest, ties to even (`_rte`).
+    Rte,
+    /// Round toward zero (`_rtz`).
+    Rtz,
+    /// Round toward positive infinity (`_rtp`).
+    Rtp,
+    /// Round toward negative infinity (`_rtn`).
+    Rtn,
+}
+
+impl Rounding {
+    /// The four modes.
+    pub const ALL: [Rounding; 4] = [Rounding::Rte, Rounding::Rtz, Rounding::Rtp, Rounding::Rtn];
+
+    /// `"rte"`, `"rtz"`, `"rtp"` or `"rtn"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Rounding::Rte => "rte",
+            Rounding::Rtz => "rtz",
+            Rounding::Rtp => "rtp",
+            Rounding::Rtn => "rtn",
+        }
+    }
+
+    /// The suffix as it appears in a function name: `"_rte"`, ...
+    pub const fn suffix(self) -> &'static str {
+        match self {
+            Rounding::Rte => "_rte",
+            Rounding::Rtz => "_rtz",
+            Rounding::Rtp => "_rtp",
+            Rounding::Rtn => "_rtn",
+        }
+    }
+
+    /// The mode named `name` (`"rte"`, ...), if any.
+    pub fn from_name(name: &str) -> Option<Rounding> {
+        Rounding::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    /// What `__ROUNDING_MODE__` expands to under this static mode: `"rte"`, ...
+    pub const fn rounding_mode_macro(self) -> &'static str {
+        self.name()
+    }
+}
+
+impl fmt::Display for Rounding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which OpenCL extensions are switched on. Only `cl_khr_fp16` changes what is legal.
+///
+/// ```
+/// use clconv::Extensions;
+/// assert!(!Extensions::default().fp16);
+/// assert!(Extensions::with_fp16().fp16);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Extensions {
+    /// `cl_khr_fp16`: `half` is a legal conversion source and destination.
+    pub fp16: bool,
+}
+
+impl Extensions {
+    /// `cl_khr_fp16` switched on.
+    pub const fn with_fp16() -> Extensions {
+        Extensions { fp16: true }
+    }
+}
+
+/// How 3-component vectors sit in a batch buffer. Other widths have one layout only.
+///
+/// ```
+/// use clconv::Layout;
+/// assert_eq!(Layout::default(), Layout::Packed);
+/// assert_eq!(Layout::Aligned.name(), "aligned");
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// Three elements per vector, as `vload3`/`vstore3` read and write them.
+    #[default]
+    Packed,
+    /// A four-element stride, like an array of `float3`; the fourth element is padding
+    /// (ignored when read, written as zero).
+    Aligned,
+}
+
+impl Layout {
+    /// `"packed"` or `"aligned"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Layout::Packed => "packed",
+            Layout::Aligned => "aligned",
+        }
+    }
+
+    /// Elements one vector of `width` occupies in a buffer of this layout.
+    pub const fn stride(self, width: Width) -> usize {
+        match (self, width) {
+            (Layout::Aligned, Width::W3) => 4,
+            (_, w) => w.lanes(),
+        }
+    }
+}
