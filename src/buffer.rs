@@ -77,12 +77,13 @@ pub fn vector_count(
     let src = request.src();
     let dst = request.dst();
     let src_per = bytes_per_vector(src, layout);
-    if src_len % src_per != 0 {
+    if !src_len.is_multiple_of(src_per) {
         let other = match layout {
             Layout::Packed => Layout::Aligned,
             Layout::Aligned => Layout::Packed,
         };
-        let hint = if src.width == Width::W3 && src_len % bytes_per_vector(src, other) == 0 {
+        let hint = if src.width == Width::W3 && src_len.is_multiple_of(bytes_per_vector(src, other))
+        {
             format!(
                 "; it is a whole number of {} vectors in the {} layout: did you mean that layout?",
                 src,

@@ -103,7 +103,9 @@ impl Checker {
     /// The input bit patterns used for source type `t`.
     pub fn inputs_for(&mut self, t: ScalarType) -> &[u64] {
         let (random, seed) = (self.random, self.seed);
-        self.inputs.entry(t).or_insert_with(|| inputs(t, random, seed))
+        self.inputs
+            .entry(t)
+            .or_insert_with(|| inputs(t, random, seed))
     }
 
     /// Compiles `request`, runs it and the reference on the inputs, and compares.
@@ -115,7 +117,7 @@ impl Checker {
         let mut elements: Vec<u64> = self.inputs_for(src_t.elem).to_vec();
         // Whole vectors: repeat from the start to fill the last one.
         let mut k = 0;
-        while elements.len() % lanes != 0 {
+        while !elements.len().is_multiple_of(lanes) {
             elements.push(elements[k]);
             k += 1;
         }
@@ -166,7 +168,13 @@ impl Checker {
                     }
                 }
                 None => {
-                    reference::evaluate_with_mode(request, layout, self.static_mode, &src, &mut want)?;
+                    reference::evaluate_with_mode(
+                        request,
+                        layout,
+                        self.static_mode,
+                        &src,
+                        &mut want,
+                    )?;
                 }
             }
             let mut lengths: Vec<usize> = (0..=12.min(vectors_total)).collect();
@@ -181,24 +189,39 @@ impl Checker {
                 for (i, &g) in guard.iter().enumerate() {
                     if g != 0xa5 {
                         outcome.mismatch_count += 1;
-                        push(&mut outcome, Mismatch {
-                            request: format!("{request} (write past the destination, length {n})"),
-                            layout,
-                            index: n * dst_bytes_per + i,
-                            input: 0,
-                            expected: 0xa5,
-                            got: g as u64,
-                        });
+                        push(
+                            &mut outcome,
+                            Mismatch {
+                                request: format!(
+                                    "{request} (write past the destination, length {n})"
+                                ),
+                                layout,
+                                index: n * dst_bytes_per + i,
+                                input: 0,
+                                expected: 0xa5,
+                                got: g as u64,
+                            },
+                        );
                     }
                 }
                 let got = &got[..n * dst_bytes_per];
                 outcome.elements += n * lanes;
-                outcome.implementation_defined +=
-                    impl_defined[..n * dst_stride].iter().filter(|&&d| d).count();
+                outcome.implementation_defined += impl_defined[..n * dst_stride]
+                    .iter()
+                    .filter(|&&d| d)
+                    .count();
                 if got == want_part {
                     continue;
                 }
-                compare(&mut outcome, request, layout, src_part, want_part, got, &elements);
+                compare(
+                    &mut outcome,
+                    request,
+                    layout,
+                    src_part,
+                    want_part,
+                    got,
+                    &elements,
+                );
             }
         }
         Ok(outcome)
@@ -207,7 +230,7 @@ impl Checker {
     fn expected_for(&mut self, c: &Conversion, elements: &[u64]) -> Vec<reference::ElementResult> {
         let scalar = c.per_element();
         let mode = self.static_mode;
-        let cached = self.expected.entry(scalar).or_insert_with(|| Vec::new());
+        let cached = self.expected.entry(scalar).or_default();
         if cached.len() < elements.len() {
             cached.clear();
             cached.extend(
@@ -248,15 +271,22 @@ fn compare(
                 }
                 outcome.mismatch_count += 1;
                 let (v, slot) = (i / stride, i % stride);
-                let input = if slot < lanes { elements[v * lanes + slot] } else { 0 };
-                push(outcome, Mismatch {
-                    request: request.to_string(),
-                    layout,
-                    index: i,
-                    input,
-                    expected: le_bits(w),
-                    got: le_bits(g),
-                });
+                let input = if slot < lanes {
+                    elements[v * lanes + slot]
+                } else {
+                    0
+                };
+                push(
+                    outcome,
+                    Mismatch {
+                        request: request.to_string(),
+                        layout,
+                        index: i,
+                        input,
+                        expected: le_bits(w),
+                        got: le_bits(g),
+                    },
+                );
             }
         }
         Request::Reinterpret(_) => {
@@ -268,14 +298,17 @@ fn compare(
                 }
                 outcome.mismatch_count += 1;
                 let s = &src[v * src_per..(v + 1) * src_per];
-                push(outcome, Mismatch {
-                    request: request.to_string(),
-                    layout,
-                    index: v,
-                    input: le_bits(&s[..s.len().min(8)]),
-                    expected: le_bits(&w[..w.len().min(8)]),
-                    got: le_bits(&g[..g.len().min(8)]),
-                });
+                push(
+                    outcome,
+                    Mismatch {
+                        request: request.to_string(),
+                        layout,
+                        index: v,
+                        input: le_bits(&s[..s.len().min(8)]),
+                        expected: le_bits(&w[..w.len().min(8)]),
+                        got: le_bits(&g[..g.len().min(8)]),
+                    },
+                );
             }
         }
     }
@@ -320,12 +353,20 @@ pub fn inputs(t: ScalarType, random: usize, seed: u64) -> Vec<u64> {
         ScalarType::Double => float_specials(FloatFormat::DOUBLE),
         _ => int_specials(t),
     };
-    let mask = if t.bits() == 64 { u64::MAX } else { (1u64 << t.bits()) - 1 };
+    let mask = if t.bits() == 64 {
+        u64::MAX
+    } else {
+        (1u64 << t.bits()) - 1
+    };
     for _ in 0..random {
         out.push(rng.next_u64() & mask);
     }
     if t.is_float() {
-        let f = if t == ScalarType::Float { FloatFormat::SINGLE } else { FloatFormat::DOUBLE };
+        let f = if t == ScalarType::Float {
+            FloatFormat::SINGLE
+        } else {
+            FloatFormat::DOUBLE
+        };
         for _ in 0..random {
             // Exponents around the integer ranges, where float -> int results are interesting.
             let r = rng.next_u64();
@@ -347,8 +388,18 @@ struct FloatFormat {
 }
 
 impl FloatFormat {
-    const SINGLE: FloatFormat = FloatFormat { bits: 32, mantissa_bits: 23, bias: 127, max_exp: 127 };
-    const DOUBLE: FloatFormat = FloatFormat { bits: 64, mantissa_bits: 52, bias: 1023, max_exp: 1023 };
+    const SINGLE: FloatFormat = FloatFormat {
+        bits: 32,
+        mantissa_bits: 23,
+        bias: 127,
+        max_exp: 127,
+    };
+    const DOUBLE: FloatFormat = FloatFormat {
+        bits: 64,
+        mantissa_bits: 52,
+        bias: 1023,
+        max_exp: 1023,
+    };
 
     fn mantissa_mask(self) -> u64 {
         (1u64 << self.mantissa_bits) - 1
@@ -382,10 +433,10 @@ impl FloatFormat {
 fn float_specials(f: FloatFormat) -> Vec<u64> {
     let mut base: Vec<u64> = vec![
         0,
-        1,                                   // smallest subnormal
-        f.mantissa_mask(),                   // largest subnormal
-        1u64 << f.mantissa_bits,             // FLT_MIN / DBL_MIN
-        f.inf() - 1,                         // MAX
+        1,                       // smallest subnormal
+        f.mantissa_mask(),       // largest subnormal
+        1u64 << f.mantissa_bits, // FLT_MIN / DBL_MIN
+        f.inf() - 1,             // MAX
     ];
     for e in (1 - f.bias)..=f.max_exp {
         base.push(f.pow2(e));
@@ -393,13 +444,17 @@ fn float_specials(f: FloatFormat) -> Vec<u64> {
     for twice in 0..=1000u64 {
         base.push(f.half_integer(twice)); // 0, 0.5, 1, 1.5, ... 500
     }
-    for v in [127u64, 128, 255, 256, 32767, 32768, 65503, 65504, 65519, 65520, 65535, 65536] {
+    for v in [
+        127u64, 128, 255, 256, 32767, 32768, 65503, 65504, 65519, 65520, 65535, 65536,
+    ] {
         base.push(f.half_integer(2 * v + 1));
         base.push(f.half_integer(2 * v));
     }
     if f.bits == 64 {
         // Around float's range edges and float subnormal ties, for double -> float / half.
-        for e in [-126i64, -127, -149, -150, -151, -24, -25, -26, -14, -15, 15, 16, 127, 128] {
+        for e in [
+            -126i64, -127, -149, -150, -151, -24, -25, -26, -14, -15, 15, 16, 127, 128,
+        ] {
             base.push(f.pow2(e));
             base.push(f.pow2(e) | (1u64 << 51)); // 1.5 * 2^e
             base.push(f.pow2(e) | (1u64 << 28)); // float's tie bit at 2^e
@@ -429,7 +484,14 @@ fn float_specials(f: FloatFormat) -> Vec<u64> {
         out.push(if i < 0 { bits | f.sign() } else { bits });
     }
     let quiet = 1u64 << (f.mantissa_bits - 1);
-    for payload in [quiet, 1, quiet | 1, f.mantissa_mask(), quiet >> 1, 0x5a5 & f.mantissa_mask()] {
+    for payload in [
+        quiet,
+        1,
+        quiet | 1,
+        f.mantissa_mask(),
+        quiet >> 1,
+        0x5a5 & f.mantissa_mask(),
+    ] {
         out.push(f.inf() | payload);
         out.push(f.inf() | payload | f.sign());
     }
@@ -438,7 +500,11 @@ fn float_specials(f: FloatFormat) -> Vec<u64> {
 
 fn int_specials(t: ScalarType) -> Vec<u64> {
     let bits = t.bits();
-    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     let mut base: Vec<i128> = vec![0, 1, -1];
     for other in ScalarType::ALL.into_iter().filter(|o| o.is_integer()) {
         base.push(other.int_min().unwrap_or(0));

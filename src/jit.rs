@@ -77,7 +77,12 @@ pub enum X64Flags {
 
 impl X64Flags {
     /// The flag sets, host first.
-    pub const ALL: [X64Flags; 4] = [X64Flags::Host, X64Flags::Sse2, X64Flags::Sse41, X64Flags::Avx2];
+    pub const ALL: [X64Flags; 4] = [
+        X64Flags::Host,
+        X64Flags::Sse2,
+        X64Flags::Sse41,
+        X64Flags::Avx2,
+    ];
 
     /// A short name: `host`, `sse2`, `sse4.1`, `avx2`.
     pub const fn name(self) -> &'static str {
@@ -108,14 +113,34 @@ pub fn host_isa(flags: X64Flags) -> Result<OwnedTargetIsa, JitError> {
         X64Flags::Host | X64Flags::Sse2 => &[],
         X64Flags::Sse41 => &["has_sse3", "has_ssse3", "has_sse41"],
         X64Flags::Avx2 => &[
-            "has_sse3", "has_ssse3", "has_sse41", "has_sse42", "has_avx", "has_avx2", "has_fma",
-            "has_popcnt", "has_bmi1", "has_bmi2", "has_lzcnt",
+            "has_sse3",
+            "has_ssse3",
+            "has_sse41",
+            "has_sse42",
+            "has_avx",
+            "has_avx2",
+            "has_fma",
+            "has_popcnt",
+            "has_bmi1",
+            "has_bmi2",
+            "has_lzcnt",
         ],
     };
     for name in enable {
         builder.enable(name).map_err(|e| isa_err(&e))?;
     }
     builder.finish(shared).map_err(|e| isa_err(&e))
+}
+
+/// A kernel's Cranelift IR and machine code, from [`Jit::disassemble`].
+#[derive(Clone, Debug)]
+pub struct Disassembly {
+    /// The Cranelift IR (CLIF text) of the batch kernel.
+    pub clif: String,
+    /// The machine code, as Cranelift's disassembly of its emitted instructions.
+    pub asm: String,
+    /// The machine code's size in bytes.
+    pub code_size: usize,
 }
 
 type KernelFn = extern "C" fn(*const u8, *mut u8, i64);
@@ -229,9 +254,71 @@ impl Jit {
             return Ok(e);
         }
         let module = module_guard.as_mut().expect("module lives until drop");
-        let entry = compile_into(module, &self.inner.isa, request, layout, self.inner.static_mode)?;
+        let entry = compile_into(
+            module,
+            &self.inner.isa,
+            request,
+            layout,
+            self.inner.static_mode,
+        )?;
         lock(&self.inner.cache).insert(key, entry);
         Ok(entry)
+    }
+
+    /// The Cranelift IR and the machine code (Cranelift's own disassembly of what it emits) of
+    /// `request`'s batch kernel for this JIT's ISA.
+    ///
+    /// ```
+    /// use clconv::{jit::Jit, Extensions, Layout, Request};
+    /// let jit = Jit::new().unwrap();
+    /// let r = Request::parse("convert_int4_sat_rte(float4)", Extensions::default()).unwrap();
+    /// let d = jit.disassemble(&r, Layout::Packed).unwrap();
+    /// assert!(d.clif.contains("nearest"));
+    /// assert!(d.code_size > 0);
+    /// ```
+    pub fn disassemble(&self, request: &Request, layout: Layout) -> Result<Disassembly, JitError> {
+        let func = kernel::build(
+            request,
+            layout,
+            self.inner.static_mode,
+            self.inner.isa.frontend_config(),
+            0,
+        );
+        let clif = func.display().to_string();
+        let isa = &self.inner.isa;
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            let mut ctx = cranelift_codegen::Context::for_function(func);
+            ctx.set_disasm(true);
+            let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+            ctx.compile(&**isa, &mut ctrl)
+                .map(|code| {
+                    (
+                        code.vcode.clone().unwrap_or_default(),
+                        code.code_buffer().len(),
+                    )
+                })
+                .map_err(|e| format!("{:?}", e.inner))
+        }));
+        let (asm, code_size) = match result {
+            Ok(Ok(v)) => v,
+            Ok(Err(why)) => {
+                return Err(JitError::Compile {
+                    request: request.to_string(),
+                    why,
+                })
+            }
+            Err(_) => {
+                return Err(JitError::Compile {
+                    request: request.to_string(),
+                    why: "Cranelift panicked".into(),
+                })
+            }
+        };
+        Ok(Disassembly {
+            clif,
+            asm,
+            code_size,
+        })
     }
 
     /// The number of compiled kernels in the cache.
@@ -324,7 +411,13 @@ impl Kernel {
             What::Deferred(b) => b.with_source_element(S::TYPE, self.jit.inner.ext)?,
         };
         check_element("source", "reads", S::TYPE, request.src().elem, &request)?;
-        check_element("destination", "writes", D::TYPE, request.dst().elem, &request)?;
+        check_element(
+            "destination",
+            "writes",
+            D::TYPE,
+            request.dst().elem,
+            &request,
+        )?;
         let src_len = std::mem::size_of_val(src);
         let dst_len = std::mem::size_of_val(dst);
         self.call(

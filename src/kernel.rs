@@ -100,7 +100,13 @@ fn counted_loop(
 }
 
 /// `base + index * scale + offset` as an address.
-fn address(b: &mut FunctionBuilder, base: Value, index: Value, scale: usize, offset: usize) -> Value {
+fn address(
+    b: &mut FunctionBuilder,
+    base: Value,
+    index: Value,
+    scale: usize,
+    offset: usize,
+) -> Value {
     let scaled = b.ins().imul_imm_u(index, scale as i64);
     let at = b.ins().iadd(base, scaled);
     if offset == 0 {

@@ -187,7 +187,8 @@ fn parse_opencl(input: &str, ext: Extensions) -> Result<Request, RequestError> {
     }
     let name = &input[..name_end];
     let builtin = parse_builtin(name, &Ctx::new(input, 0, ext))?;
-    let example = example_request(builtin);
+    // Only built for an error message: the happy path should not pay for it.
+    let example = || example_request(builtin);
 
     let mut pos = skip_ws(input, name_end);
     match byte_at(input, pos) {
@@ -203,7 +204,8 @@ fn parse_opencl(input: &str, ext: Extensions) -> Result<Request, RequestError> {
                 pos,
                 format!(
                     "expected `(` after `{name}`, found `{c}`: the source type goes in \
-                     parentheses, e.g. `{example}`"
+                     parentheses, e.g. `{}`",
+                    example()
                 ),
             ))
         }
@@ -220,12 +222,18 @@ fn parse_opencl(input: &str, ext: Extensions) -> Result<Request, RequestError> {
             None => syntax(
                 input,
                 pos,
-                format!("unclosed `(`: write the source type and `)`, e.g. `{example}`"),
+                format!(
+                    "unclosed `(`: write the source type and `)`, e.g. `{}`",
+                    example()
+                ),
             ),
             Some(c) => syntax(
                 input,
                 pos,
-                format!("expected a source type after `(`, found `{c}`: e.g. `{example}`"),
+                format!(
+                    "expected a source type after `(`, found `{c}`: e.g. `{}`",
+                    example()
+                ),
             ),
         });
     }

@@ -364,10 +364,7 @@ fn nan_to<S: Format, T: Format>(bits: u64) -> u64 {
 /// A 3-component operand's padding is read from `src` in the aligned layout and is zero in the
 /// packed one; a 3-component result's padding is written as zero in the aligned layout.
 ///
-/// # Panics
-///
-/// When `src` or `dst` is not exactly one vector long; [`evaluate`] checks whole buffers and
-/// returns an error instead.
+/// `src` and `dst` must each be exactly one vector long, else a [`BufferError`].
 ///
 /// ```
 /// use clconv::{reference, Extensions, Layout, Reinterpretation, ScalarType, VectorType, Width};
@@ -379,26 +376,37 @@ fn nan_to<S: Format, T: Format>(bits: u64) -> u64 {
 /// .unwrap();
 /// let src = [1u8, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 0xaa, 0xbb, 0xcc, 0xdd];
 /// let mut dst = [0xffu8; 16];
-/// reference::reinterpret_vector(&r, Layout::Aligned, &src, &mut dst);
+/// reference::reinterpret_vector(&r, Layout::Aligned, &src, &mut dst).unwrap();
 /// assert_eq!(dst, src); // the stored padding lane comes through
-/// reference::reinterpret_vector(&r, Layout::Packed, &src[..12], &mut dst);
+/// reference::reinterpret_vector(&r, Layout::Packed, &src[..12], &mut dst).unwrap();
 /// assert_eq!(dst[12..], [0, 0, 0, 0]); // packed: nothing stored, so zero
+/// assert!(reference::reinterpret_vector(&r, Layout::Packed, &src, &mut dst).is_err());
 /// ```
-pub fn reinterpret_vector(r: &Reinterpretation, layout: Layout, src: &[u8], dst: &mut [u8]) {
+pub fn reinterpret_vector(
+    r: &Reinterpretation,
+    layout: Layout,
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<(), BufferError> {
+    let vectors = buffer::vector_count(&Request::Reinterpret(*r), layout, src.len(), dst.len())?;
+    if vectors != 1 {
+        // A whole number of vectors, but not one: report it as a wrong destination size.
+        return Err(BufferError::DestinationSize {
+            bytes: dst.len(),
+            vectors,
+            ty: r.dst(),
+            expected: buffer::bytes_per_vector(r.dst(), layout),
+            per_vector: buffer::bytes_per_vector(r.dst(), layout),
+            layout: layout.name(),
+        });
+    }
+    reinterpret_one(r, layout, src, dst);
+    Ok(())
+}
+
+/// [`reinterpret_vector`] on slices already known to be one vector each.
+fn reinterpret_one(r: &Reinterpretation, layout: Layout, src: &[u8], dst: &mut [u8]) {
     let src_len = buffer::bytes_per_vector(r.src(), layout);
-    let dst_len = buffer::bytes_per_vector(r.dst(), layout);
-    assert_eq!(
-        src.len(),
-        src_len,
-        "{r}: the operand is {src_len} bytes in the {} layout",
-        layout.name()
-    );
-    assert_eq!(
-        dst.len(),
-        dst_len,
-        "{r}: the result is {dst_len} bytes in the {} layout",
-        layout.name()
-    );
     // The result's own elements, without an aligned 3-component result's padding lane.
     let value_len = r.dst().elem.bytes() * r.dst().lanes();
     let copied = src_len.min(value_len);
@@ -518,7 +526,7 @@ pub fn evaluate_with_mode(
             let src_len = buffer::bytes_per_vector(r.src(), layout);
             let dst_len = buffer::bytes_per_vector(r.dst(), layout);
             for (s, d) in src.chunks_exact(src_len).zip(dst.chunks_exact_mut(dst_len)) {
-                reinterpret_vector(r, layout, s, d);
+                reinterpret_one(r, layout, s, d);
             }
         }
     }

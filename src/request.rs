@@ -230,7 +230,11 @@ impl Conversion {
         for &dst in &types {
             for &src in &types {
                 for width in Width::ALL {
-                    let sats: &[bool] = if dst.is_float() { &[false] } else { &[false, true] };
+                    let sats: &[bool] = if dst.is_float() {
+                        &[false]
+                    } else {
+                        &[false, true]
+                    };
                     for &saturate in sats {
                         for rounding in [None]
                             .into_iter()

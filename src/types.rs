@@ -114,7 +114,10 @@ impl ScalarType {
 
     /// True for `half`, `float` and `double`.
     pub const fn is_float(self) -> bool {
-        matches!(self, ScalarType::Half | ScalarType::Float | ScalarType::Double)
+        matches!(
+            self,
+            ScalarType::Half | ScalarType::Float | ScalarType::Double
+        )
     }
 
     /// True for the eight integer types.
@@ -185,7 +188,14 @@ pub enum Width {
 
 impl Width {
     /// All six widths, smallest first.
-    pub const ALL: [Width; 6] = [Width::W1, Width::W2, Width::W3, Width::W4, Width::W8, Width::W16];
+    pub const ALL: [Width; 6] = [
+        Width::W1,
+        Width::W2,
+        Width::W3,
+        Width::W4,
+        Width::W8,
+        Width::W16,
+    ];
 
     /// The number of components.
     pub const fn lanes(self) -> usize {

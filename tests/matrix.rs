@@ -23,8 +23,15 @@ fn whole_matrix_matches_the_reference() {
         // At least 1,000 inputs, or every bit pattern of an 8-bit source (256).
         let distinct = checker.inputs_for(r.src().elem).len();
         let exhaustive = r.src().elem.bits() <= 16 && distinct == 1 << r.src().elem.bits();
-        assert!(distinct >= 1000 || exhaustive, "{r}: only {distinct} inputs");
-        assert!(outcome.elements >= distinct, "{r}: {} elements", outcome.elements);
+        assert!(
+            distinct >= 1000 || exhaustive,
+            "{r}: only {distinct} inputs"
+        );
+        assert!(
+            outcome.elements >= distinct,
+            "{r}: {} elements",
+            outcome.elements
+        );
         if outcome.mismatch_count > 0 {
             failed.push((r.to_string(), outcome));
         }
@@ -35,6 +42,13 @@ fn whole_matrix_matches_the_reference() {
             eprintln!("  {m}");
         }
     }
-    eprintln!("{checked} requests, {elements} elements, {} failed", failed.len());
-    assert!(failed.is_empty(), "{} of {checked} requests mismatch", failed.len());
+    eprintln!(
+        "{checked} requests, {elements} elements, {} failed",
+        failed.len()
+    );
+    assert!(
+        failed.is_empty(),
+        "{} of {checked} requests mismatch",
+        failed.len()
+    );
 }

@@ -4,7 +4,6 @@
 
 use clconv::*;
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
 
 const NO_FP16: Extensions = Extensions { fp16: false };
 const FP16: Extensions = Extensions::with_fp16();
@@ -638,29 +637,22 @@ fn long_input_is_refused_before_any_work() {
         Err(RequestError::TooLong { max: 256, .. })
     ));
 
-    // 10 MB of text that is not even ASCII: refused on its length alone, so 10,000 attempts take
-    // microseconds; a scan of each would take tens of seconds.
+    // 10 MB of text that is not even ASCII: refused on its length alone, with the length in
+    // the error (the error proves the check happened before the character scan, which would
+    // have reported BadCharacter instead).
     let huge = "é".repeat(5 << 20);
-    let start = Instant::now();
-    for _ in 0..10_000 {
-        let e = Request::parse(&huge, FP16).unwrap_err();
-        assert_eq!(
-            e,
-            RequestError::TooLong {
-                len: huge.len(),
-                max: 256
-            }
-        );
-        assert!(matches!(
-            Builtin::parse(&huge, FP16),
-            Err(RequestError::TooLong { .. })
-        ));
-    }
-    assert!(
-        start.elapsed() < Duration::from_secs(1),
-        "{:?}",
-        start.elapsed()
+    let e = Request::parse(&huge, FP16).unwrap_err();
+    assert_eq!(
+        e,
+        RequestError::TooLong {
+            len: huge.len(),
+            max: 256
+        }
     );
+    assert!(matches!(
+        Builtin::parse(&huge, FP16),
+        Err(RequestError::TooLong { .. })
+    ));
 }
 
 #[test]

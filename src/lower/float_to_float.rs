@@ -80,11 +80,17 @@ fn demote_f64(b: &mut FunctionBuilder, x: Value, rounding: Rounding) -> Value {
         Rounding::Rtz => (went_away, None),
         Rounding::Rtp => {
             let positive = b.ins().bxor_imm_u(negative, 1);
-            (b.ins().band(went_away, negative), Some(b.ins().band(went_toward, positive)))
+            (
+                b.ins().band(went_away, negative),
+                Some(b.ins().band(went_toward, positive)),
+            )
         }
         Rounding::Rtn => {
             let positive = b.ins().bxor_imm_u(negative, 1);
-            (b.ins().band(went_away, positive), Some(b.ins().band(went_toward, negative)))
+            (
+                b.ins().band(went_away, positive),
+                Some(b.ins().band(went_toward, negative)),
+            )
         }
         Rounding::Rte => unreachable!(),
     };

@@ -17,6 +17,7 @@
 //! - `h >= 0x7c00` is overflow: infinity, or 0x7bff (65504) when the mode rounds toward zero
 //!   for this sign (rtz; rtp of a negative; rtn of a positive).
 //! - NaN keeps its sign and top 10 payload bits and is made quiet; inf stays inf.
+//!
 //! Hard inputs: 65504, 65519 (rte: 65504), 65520 (rte: inf), 2^-24, 2^-25 (tie: rte 0),
 //! 3 * 2^-26, the largest subnormal + half a unit, -0.0, f32 subnormals, NaN payloads.
 //!

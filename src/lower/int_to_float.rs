@@ -56,7 +56,11 @@ pub fn emit(
     let tf = convert_exact_u64(b, src, fty, t);
     let inexact = b.ins().icmp(IntCC::NotEqual, t, m);
     let up = magnitude_rounds_up(b, rounding, negative, inexact);
-    let ity = if fty == types::F32 { types::I32 } else { types::I64 };
+    let ity = if fty == types::F32 {
+        types::I32
+    } else {
+        types::I64
+    };
     let bits = bitcast_le(b, ity, tf);
     let step = b.ins().uextend(ity, up);
     let bits = b.ins().iadd(bits, step);
@@ -79,7 +83,11 @@ fn convert_nearest(b: &mut FunctionBuilder, src: ScalarType, fty: Type, x: Value
 }
 
 /// (is the source negative, its magnitude as I64). `None` for unsigned sources.
-fn sign_and_magnitude(b: &mut FunctionBuilder, src: ScalarType, x: Value) -> (Option<Value>, Value) {
+fn sign_and_magnitude(
+    b: &mut FunctionBuilder,
+    src: ScalarType,
+    x: Value,
+) -> (Option<Value>, Value) {
     if !src.is_signed_integer() {
         let m = if src.bits() < 64 {
             b.ins().uextend(types::I64, x)

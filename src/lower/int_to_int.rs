@@ -50,7 +50,14 @@ pub fn emit(
     resize(b, src, dst, sb, db, v)
 }
 
-fn resize(b: &mut FunctionBuilder, src: ScalarType, dst: ScalarType, sb: u32, db: u32, v: Value) -> Value {
+fn resize(
+    b: &mut FunctionBuilder,
+    src: ScalarType,
+    dst: ScalarType,
+    sb: u32,
+    db: u32,
+    v: Value,
+) -> Value {
     let dst_ty = element_type(dst);
     if db < sb {
         b.ins().ireduce(dst_ty, v)

@@ -57,7 +57,9 @@ pub enum LowerError {
         got: Type,
     },
     /// The wrong number of vector parts was passed.
-    #[error("{request} takes its {ty} operand as {expected} Cranelift vector(s), but {got} were passed")]
+    #[error(
+        "{request} takes its {ty} operand as {expected} Cranelift vector(s), but {got} were passed"
+    )]
     PartCount {
         /// The request.
         request: String,
@@ -108,7 +110,9 @@ pub fn element_type(t: ScalarType) -> Type {
 pub fn vector_parts(t: VectorType) -> (Type, usize) {
     let lane = element_type(t.elem);
     let per_part = 16 / t.elem.bytes();
-    let vector = lane.by(per_part as u32).expect("128-bit vector of a scalar type");
+    let vector = lane
+        .by(per_part as u32)
+        .expect("128-bit vector of a scalar type");
     (vector, t.byte_size().div_ceil(16))
 }
 
@@ -222,7 +226,9 @@ impl Lowering {
         let dst_per = dst_vec.lane_count() as usize;
         let dst_lane = dst_vec.lane_type();
         let zero = zero_scalar(b, dst_lane);
-        let mut out: Vec<Value> = (0..dst_count).map(|_| b.ins().splat(dst_vec, zero)).collect();
+        let mut out: Vec<Value> = (0..dst_count)
+            .map(|_| b.ins().splat(dst_vec, zero))
+            .collect();
         for lane in 0..conv.src().lanes() {
             let x = b
                 .ins()
