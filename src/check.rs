@@ -14,9 +14,9 @@
 //!   MIN/MAX and neighbours, float/double/half rounding ties (2^k + 2^(k-p)) and their
 //!   neighbours, every integer of a 16-bit range, then random bit patterns.
 //!
-//! Every request is run on the whole input buffer and on every length from 0 to 12 vectors
-//! (empty, 1, each block size), in the packed layout and, for 3-component vectors, the aligned
-//! one; the bytes after the destination are checked untouched.
+//! Every request is run on the whole input buffer and on every length from 0 vectors up to three
+//! vector blocks and a tail (empty, 1, every block boundary), in the packed layout and, for
+//! 3-component vectors, the aligned one; the bytes after the destination are checked untouched.
 
 use crate::buffer::bytes_per_vector;
 use crate::jit::{Jit, JitError};
@@ -177,7 +177,9 @@ impl Checker {
                     )?;
                 }
             }
-            let mut lengths: Vec<usize> = (0..=12.min(vectors_total)).collect();
+            // Every length up to three vector blocks (16 elements each at most) and a tail.
+            let longest = (3 * 16 / lanes + 2).max(12).min(vectors_total);
+            let mut lengths: Vec<usize> = (0..=longest).collect();
             lengths.push(vectors_total);
             for n in lengths {
                 let src_part = &src[..n * src_bytes_per];

@@ -277,13 +277,12 @@ impl Jit {
     /// assert!(d.code_size > 0);
     /// ```
     pub fn disassemble(&self, request: &Request, layout: Layout) -> Result<Disassembly, JitError> {
-        let func = kernel::build(
-            request,
-            layout,
-            self.inner.static_mode,
-            self.inner.isa.frontend_config(),
-            0,
-        );
+        let built = kernel::build(request, layout, self.inner.static_mode, &*self.inner.isa, 0)
+            .map_err(|e| JitError::Compile {
+                request: request.to_string(),
+                why: e.to_string(),
+            })?;
+        let func = built.func;
         let clif = func.display().to_string();
         let isa = &self.inner.isa;
         let result = catch_unwind(AssertUnwindSafe(|| {
@@ -345,7 +344,9 @@ fn compile_into(
     };
     let result = catch_unwind(AssertUnwindSafe(|| -> Result<EntryPoint, JitError> {
         let name = format!("{}__{}", request.mangled(), layout.name());
-        let func = kernel::build(request, layout, static_mode, isa.frontend_config(), 0);
+        let func = kernel::build(request, layout, static_mode, &**isa, 0)
+            .map_err(|e| compile_error(e.to_string()))?
+            .func;
         let id = module
             .declare_function(&name, Linkage::Local, &func.signature)
             .map_err(|e| compile_error(e.to_string()))?;

@@ -10,15 +10,17 @@
 //! Every load and store is unaligned-safe (no `aligned` flag), so any byte buffer works.
 
 use crate::buffer::bytes_per_vector;
-use crate::lower::{element_type, emit_element, int_const};
-use crate::request::{Conversion, Reinterpretation, Request};
-use crate::types::{Layout, Rounding, Width};
+use crate::lower::recipes::{BlockSpec, Body, Class, EmitBlock, Recipe};
+use crate::lower::{element_type, emit_element, int_const, lanes};
+use crate::request::{Conversion, Request};
+use crate::table::{self, Key, Row, TableError};
+use crate::types::{Layout, Rounding, VectorType, Width};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     types, AbiParam, Endianness, Function, InstBuilder, MemFlagsData, Signature, Type,
     UserFuncName, Value,
 };
-use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
+use cranelift_codegen::isa::{CallConv, TargetFrontendConfig, TargetIsa};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 
 /// The signature every batch kernel has: `(src, dst, vectors)`, pointers as I64.
@@ -30,21 +32,76 @@ pub fn signature(call_conv: CallConv) -> Signature {
     sig
 }
 
+/// A built kernel and the table row that chose its recipe.
+pub struct Built {
+    /// The Cranelift function.
+    pub func: Function,
+    /// The row of `lowering-tables/` that chose the recipe.
+    pub row: &'static Row,
+}
+
 /// Builds the batch kernel of `request` over buffers of `layout`, under the static rounding
-/// mode `static_mode`, as a Cranelift function named `user(0, index)`.
+/// mode `static_mode`, for `isa`, as a Cranelift function named `user(0, index)`. The recipe
+/// comes from the ISA's lowering table.
 ///
 /// ```
 /// use clconv::{kernel, Extensions, Layout, Request, Rounding};
 /// use cranelift_codegen::settings;
 /// let isa = cranelift_native::builder().unwrap().finish(settings::Flags::new(settings::builder())).unwrap();
 /// let r = Request::parse("convert_int4_sat_rte(float4)", Extensions::default()).unwrap();
-/// let f = kernel::build(&r, Layout::Packed, Rounding::Rte, isa.frontend_config(), 0);
-/// assert!(f.display().to_string().contains("fcvt_to_sint_sat"));
+/// let built = kernel::build(&r, Layout::Packed, Rounding::Rte, &*isa, 0).unwrap();
+/// assert!(built.func.display().to_string().contains("fcvt_to_sint_sat"));
+/// assert_eq!(built.row.recipe.name, "float_to_int.round_native");
 /// ```
 pub fn build(
     request: &Request,
     layout: Layout,
     static_mode: Rounding,
+    isa: &dyn TargetIsa,
+    index: u32,
+) -> Result<Built, TableError> {
+    let row = table::choose_for(isa, &key_of(request, static_mode))?;
+    let func = build_with_recipe(
+        request,
+        layout,
+        static_mode,
+        row.recipe,
+        isa.frontend_config(),
+        index,
+    );
+    Ok(Built { func, row })
+}
+
+/// The table key of `request`.
+pub fn key_of(request: &Request, static_mode: Rounding) -> Key {
+    match request {
+        Request::Convert(c) => Key::of(&spec_of(c, static_mode)),
+        Request::Reinterpret(r) => Key {
+            class: Class::Reinterpret,
+            src: r.src().elem,
+            dst: r.dst().elem,
+            saturate: false,
+            rounding: Rounding::Rte,
+        },
+    }
+}
+
+fn spec_of(c: &Conversion, static_mode: Rounding) -> BlockSpec {
+    BlockSpec {
+        src: c.src().elem,
+        dst: c.dst().elem,
+        saturate: c.saturate(),
+        rounding: c.effective_rounding(static_mode),
+    }
+}
+
+/// Builds the batch kernel with a given recipe (which must support the request; the tables
+/// check that for the recipes they name).
+pub fn build_with_recipe(
+    request: &Request,
+    layout: Layout,
+    static_mode: Rounding,
+    recipe: &Recipe,
     frontend: TargetFrontendConfig,
     index: u32,
 ) -> Function {
@@ -57,9 +114,38 @@ pub fn build(
     b.switch_to_block(entry);
     let params = b.block_params(entry).to_vec();
     let (src, dst, vectors) = (params[0], params[1], params[2]);
+    let vector_copy = !matches!(recipe.body, Body::CopyScalar | Body::Scalar);
     match request {
-        Request::Convert(c) => build_convert(&mut b, c, layout, static_mode, src, dst, vectors),
-        Request::Reinterpret(r) => build_reinterpret(&mut b, r, layout, src, dst, vectors),
+        Request::Reinterpret(r) => build_copy(
+            &mut b,
+            r.src(),
+            r.dst(),
+            layout,
+            vector_copy,
+            src,
+            dst,
+            vectors,
+        ),
+        Request::Convert(c) if c.src().elem == c.dst().elem => {
+            // convert_T(T): the same bits, padding handled like as_T(T).
+            build_copy(
+                &mut b,
+                c.src(),
+                c.dst(),
+                layout,
+                vector_copy,
+                src,
+                dst,
+                vectors,
+            )
+        }
+        Request::Convert(c) => {
+            let block = match recipe.body {
+                Body::Vector(emit) if layout.stride(c.src().width) == c.src().lanes() => Some(emit),
+                _ => None,
+            };
+            build_convert(&mut b, c, layout, static_mode, block, src, dst, vectors)
+        }
     }
     b.ins().return_(&[]);
     b.seal_all_blocks();
@@ -79,12 +165,22 @@ fn counted_loop(
     count: Value,
     body: &mut dyn FnMut(&mut FunctionBuilder, Value),
 ) {
+    let zero = b.ins().iconst(types::I64, 0);
+    loop_from(b, zero, count, body)
+}
+
+/// Emits `for i in start..end { body(i) }`.
+fn loop_from(
+    b: &mut FunctionBuilder,
+    start: Value,
+    count: Value,
+    body: &mut dyn FnMut(&mut FunctionBuilder, Value),
+) {
     let head = b.create_block();
     let body_block = b.create_block();
     let exit = b.create_block();
     b.append_block_param(head, types::I64);
-    let zero = b.ins().iconst(types::I64, 0);
-    b.ins().jump(head, &[zero.into()]);
+    b.ins().jump(head, &[start.into()]);
 
     b.switch_to_block(head);
     let i = b.block_params(head)[0];
@@ -116,11 +212,13 @@ fn address(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build_convert(
     b: &mut FunctionBuilder,
     conv: &Conversion,
     layout: Layout,
     static_mode: Rounding,
+    block: Option<EmitBlock>,
     src: Value,
     dst: Value,
     vectors: Value,
@@ -136,11 +234,7 @@ fn build_convert(
         let to = address(b, dst, index, db * stride, db * lane);
         b.ins().store(flags(), y, to, 0);
     };
-    if layout.stride(conv.src().width) == lanes {
-        // Dense: every element of the buffer is a lane.
-        let count = b.ins().imul_imm_u(vectors, lanes as i64);
-        counted_loop(b, count, &mut |b, i| convert_at(b, i, 0, 1));
-    } else {
+    if layout.stride(conv.src().width) != lanes {
         // Aligned 3-component vectors: three lanes and a zeroed padding element per vector.
         debug_assert_eq!(conv.src().width, Width::W3);
         counted_loop(b, vectors, &mut |b, v| {
@@ -151,40 +245,76 @@ fn build_convert(
             let to = address(b, dst, v, db * 4, db * 3);
             b.ins().store(flags(), zero, to, 0);
         });
+        return;
     }
+    // Dense: every element of the buffer is a lane.
+    let count = b.ins().imul_imm_u(vectors, lanes as i64);
+    let tail_start = match block {
+        None => b.ins().iconst(types::I64, 0),
+        Some(emit) => {
+            let spec = spec_of(conv, static_mode);
+            let per_block = spec.block_elements();
+            let (src_vec, dst_vec) = (lanes::vector_of(spec.src), lanes::vector_of(spec.dst));
+            let (k_in, k_out) = (per_block * sb / 16, per_block * db / 16);
+            let blocks = b.ins().ushr_imm_u(count, per_block.trailing_zeros() as i64);
+            counted_loop(b, blocks, &mut |b, i| {
+                let from = address(b, src, i, per_block * sb, 0);
+                let inputs: Vec<Value> = (0..k_in)
+                    .map(|j| b.ins().load(src_vec, flags(), from, (16 * j) as i32))
+                    .collect();
+                let outputs = emit(b, &spec, &inputs);
+                debug_assert_eq!(outputs.len(), k_out);
+                let to = address(b, dst, i, per_block * db, 0);
+                for (j, v) in outputs.into_iter().enumerate() {
+                    let v = crate::lower::bitcast_le(b, dst_vec, v);
+                    b.ins().store(flags(), v, to, (16 * j) as i32);
+                }
+            });
+            b.ins().imul_imm_u(blocks, per_block as i64)
+        }
+    };
+    loop_from(b, tail_start, count, &mut |b, i| convert_at(b, i, 0, 1));
 }
 
 fn zero_of(b: &mut FunctionBuilder, ty: Type) -> Value {
     crate::lower::zero_scalar(b, ty)
 }
 
-fn build_reinterpret(
+/// A byte copy from vectors of `src_t` to vectors of `dst_t` (equal byte sizes): the operand's
+/// stored bytes go to the result; bytes the result has and the operand does not store (the
+/// padding of a packed `x3` operand) are zero, and so is an aligned `x3` result's padding.
+#[allow(clippy::too_many_arguments)]
+fn build_copy(
     b: &mut FunctionBuilder,
-    r: &Reinterpretation,
+    src_t: VectorType,
+    dst_t: VectorType,
     layout: Layout,
+    vector: bool,
     src: Value,
     dst: Value,
     vectors: Value,
 ) {
-    let src_stride = bytes_per_vector(r.src(), layout);
-    let dst_stride = bytes_per_vector(r.dst(), layout);
-    let dst_meaningful = r.dst().lanes() * r.dst().elem.bytes();
+    let src_stride = bytes_per_vector(src_t, layout);
+    let dst_stride = bytes_per_vector(dst_t, layout);
+    let dst_meaningful = dst_t.lanes() * dst_t.elem.bytes();
     let copy = src_stride.min(dst_meaningful);
     let zeros = dst_stride - copy;
+    let widest: usize = if vector { 16 } else { 8 };
     if zeros == 0 && copy == src_stride && copy == dst_stride {
-        // Same bytes in the same places: one flat copy, 16 bytes at a time, then the rest.
+        // Same bytes in the same places: one flat copy, `widest` bytes at a time, then bytes.
         let total = b.ins().imul_imm_u(vectors, copy as i64);
-        let chunks = b.ins().ushr_imm_u(total, 4);
+        let chunk_ty = if vector { types::I8X16 } else { types::I64 };
+        let chunks = b.ins().ushr_imm_u(total, widest.trailing_zeros() as i64);
         counted_loop(b, chunks, &mut |b, i| {
-            let from = address(b, src, i, 16, 0);
-            let v = b.ins().load(types::I8X16, flags(), from, 0);
-            let to = address(b, dst, i, 16, 0);
+            let from = address(b, src, i, widest, 0);
+            let v = b.ins().load(chunk_ty, flags(), from, 0);
+            let to = address(b, dst, i, widest, 0);
             b.ins().store(flags(), v, to, 0);
         });
-        let done = b.ins().band_imm_u(total, !15i64);
-        let rest = b.ins().band_imm_u(total, 15);
+        let done = b.ins().band_imm_u(total, !(widest as i64 - 1));
         let src_rest = b.ins().iadd(src, done);
         let dst_rest = b.ins().iadd(dst, done);
+        let rest = b.ins().band_imm_u(total, widest as i64 - 1);
         counted_loop(b, rest, &mut |b, i| {
             let from = b.ins().iadd(src_rest, i);
             let v = b.ins().load(types::I8, flags(), from, 0);
@@ -197,12 +327,12 @@ fn build_reinterpret(
         let from = address(b, src, v, src_stride, 0);
         let to = address(b, dst, v, dst_stride, 0);
         let mut offset = 0;
-        for (size, ty) in chunk_sizes(copy) {
+        for (size, ty) in chunk_sizes(copy, widest) {
             let x = b.ins().load(ty, flags(), from, offset as i32);
             b.ins().store(flags(), x, to, offset as i32);
             offset += size;
         }
-        for (size, ty) in chunk_sizes(zeros) {
+        for (size, ty) in chunk_sizes(zeros, widest) {
             let zero = if ty == types::I8X16 {
                 let z = int_const(b, types::I8, 0);
                 b.ins().splat(types::I8X16, z)
@@ -215,8 +345,8 @@ fn build_reinterpret(
     });
 }
 
-/// Splits `bytes` into load/store sizes, largest first.
-fn chunk_sizes(mut bytes: usize) -> Vec<(usize, Type)> {
+/// Splits `bytes` into load/store sizes of at most `widest` bytes, largest first.
+fn chunk_sizes(mut bytes: usize, widest: usize) -> Vec<(usize, Type)> {
     let mut out = Vec::new();
     for (size, ty) in [
         (16, types::I8X16),
@@ -225,7 +355,7 @@ fn chunk_sizes(mut bytes: usize) -> Vec<(usize, Type)> {
         (2, types::I16),
         (1, types::I8),
     ] {
-        while bytes >= size {
+        while bytes >= size && size <= widest {
             out.push((size, ty));
             bytes -= size;
         }

@@ -23,12 +23,14 @@
 
 pub mod buffer;
 pub mod check;
+pub mod interp;
 pub mod jit;
 pub mod kernel;
 pub mod lower;
 pub mod names;
 pub mod reference;
 pub mod request;
+pub mod table;
 pub mod types;
 
 pub use request::{Builtin, Conversion, Reinterpretation, Request, RequestError};

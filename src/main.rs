@@ -43,14 +43,46 @@ impl<E: std::fmt::Display> From<E> for Usage {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run_command(&args) {
+    // args_os: std::env::args() panics on an argument that is not UTF-8.
+    let args: Result<Vec<String>, Usage> = std::env::args_os()
+        .skip(1)
+        .map(|a| {
+            a.into_string().map_err(|a| {
+                Usage(format!(
+                    "argument {:?} is not valid UTF-8",
+                    a.to_string_lossy()
+                ))
+            })
+        })
+        .collect();
+    match args.and_then(|args| run_command(&args)) {
         Ok(code) => code,
         Err(Usage(msg)) => {
-            eprintln!("clconv: error: {}", msg.replace('\n', " "));
+            let _ = writeln!(
+                std::io::stderr(),
+                "clconv: error: {}",
+                msg.replace('\n', " ")
+            );
             ExitCode::from(2)
         }
     }
+}
+
+/// `println!` that does not panic when standard output fails (`clconv list | head`): see
+/// [`stdout_error`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        writeln!(std::io::stdout().lock(), $($arg)*).map_err(stdout_error)?
+    };
+}
+
+/// A failed write to standard output. A reader that went away (a broken pipe) ends the program
+/// quietly with status 0, as a filter would; any other failure is an error.
+fn stdout_error(e: std::io::Error) -> Usage {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    Usage(format!("cannot write standard output: {e}"))
 }
 
 /// Parsed `--name value` options and positional arguments.
@@ -190,7 +222,7 @@ fn run_command(args: &[String]) -> Result<ExitCode, Usage> {
     let rest = &args[1..];
     match command.as_str() {
         "--help" | "-h" | "help" => {
-            print!("{USAGE}");
+            write!(std::io::stdout().lock(), "{USAGE}").map_err(stdout_error)?;
             Ok(ExitCode::SUCCESS)
         }
         "demo" => {
@@ -268,14 +300,12 @@ fn run(args: &Args) -> Result<ExitCode, Usage> {
         Some(path) if path != "-" => {
             std::fs::write(path, &dst).map_err(|e| Usage(format!("cannot write {path}: {e}")))?
         }
-        Some(_) => std::io::stdout()
-            .write_all(&dst)
-            .map_err(|e| Usage(format!("cannot write standard output: {e}")))?,
+        Some(_) => std::io::stdout().write_all(&dst).map_err(stdout_error)?,
         None => {
             let stride = layout.stride(request.dst().width);
             for v in 0..vectors {
                 let per = stride * request.dst().elem.bytes();
-                println!(
+                out!(
                     "{}",
                     format_vector(
                         &dst[v * per..(v + 1) * per],
@@ -396,10 +426,10 @@ fn show(args: &Args) -> Result<ExitCode, Usage> {
         flags => flags,
     };
     if clif {
-        println!(";; {request} ({})\n{}", request.mangled(), d.clif);
+        out!(";; {request} ({})\n{}", request.mangled(), d.clif);
     }
     if asm {
-        println!(
+        out!(
             ";; machine code for {} ({} bytes)\n{}",
             args.flags()?.name(),
             d.code_size,
@@ -414,11 +444,15 @@ fn list(args: &Args) -> Result<ExitCode, Usage> {
     for r in Request::all(args.ext()) {
         let name = r.to_string();
         if name.contains(filter) {
-            println!("{name}\t{}", r.mangled());
+            out!("{name}\t{}", r.mangled());
         }
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// The most random inputs per source type `check` takes: beyond this the input tables alone
+/// need gigabytes.
+const MAX_INPUTS: u64 = 1_000_000;
 
 fn check(args: &Args) -> Result<ExitCode, Usage> {
     let filter = match args.positional.as_slice() {
@@ -430,7 +464,13 @@ fn check(args: &Args) -> Result<ExitCode, Usage> {
             )))
         }
     };
-    let random = args.number("--inputs", 1000)? as usize;
+    let random = args.number("--inputs", 1000)?;
+    if random > MAX_INPUTS {
+        return Err(Usage(format!(
+            "--inputs is at most {MAX_INPUTS} (random inputs per source type), not {random}"
+        )));
+    }
+    let random = random as usize;
     let seed = args.number("--seed", 1)?;
     let ext = Extensions::with_fp16();
     let jit = Jit::with_options(args.flags()?, ext, Rounding::Rte)?;
@@ -490,13 +530,13 @@ fn check(args: &Args) -> Result<ExitCode, Usage> {
         passed += p;
         failed += f;
         for line in reports {
-            println!("{line}");
+            out!("{line}");
         }
         if let Some(p) = panic {
-            println!("FAILED: {p}");
+            out!("FAILED: {p}");
         }
     }
-    println!("{passed} passed, {failed} failed");
+    out!("{passed} passed, {failed} failed");
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {
@@ -534,15 +574,15 @@ impl Progress {
             self.start.elapsed().as_secs_f64()
         );
         if self.tty {
-            eprint!("\r\x1b[2K{line}");
+            let _ = write!(std::io::stderr(), "\r\x1b[2K{line}");
         } else if done * 10 / self.total != (done - 1) * 10 / self.total {
-            eprintln!("{line}");
+            let _ = writeln!(std::io::stderr(), "{line}");
         }
     }
 
     fn finish(&self) {
         if self.tty {
-            eprintln!();
+            let _ = writeln!(std::io::stderr());
         }
     }
 }
@@ -602,9 +642,12 @@ fn demo() -> Result<ExitCode, Usage> {
             "reinterpretation: the bits unchanged",
         ),
     ];
-    println!(
+    out!(
         "{:<32} {:<36} {:<40} {:<40}",
-        "function", "input", "JIT", "reference"
+        "function",
+        "input",
+        "JIT",
+        "reference"
     );
     let mut all_agree = true;
     for (name, values, why) in cases {
@@ -621,10 +664,10 @@ fn demo() -> Result<ExitCode, Usage> {
         let shown_want = format_vector(&want, request.dst().elem, request.dst().lanes());
         let mark = if got == want { "" } else { "  MISMATCH" };
         all_agree &= got == want;
-        println!("{name:<32} {shown_in:<36} {shown_got:<40} {shown_want:<40}{mark}");
-        println!("{:<32} ^ {why}", "");
+        out!("{name:<32} {shown_in:<36} {shown_got:<40} {shown_want:<40}{mark}");
+        out!("{:<32} ^ {why}", "");
     }
-    println!(
+    out!(
         "\n{} kernels JIT-compiled for this machine; {}",
         jit.cached_kernels(),
         if all_agree {

@@ -112,3 +112,82 @@ fn demote_f64_to_odd_bits(b: &mut FunctionBuilder, x: Value) -> Value {
     let sticky = b.ins().uextend(types::I32, inexact);
     b.ins().bor(truncated, sticky)
 }
+
+/// Vector recipe `float_to_float.promote`: float -> double, exact: `fvpromote_low` on each
+/// half of an F32X4.
+pub fn vector_promote(b: &mut FunctionBuilder, inputs: &[Value]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(inputs.len() * 2);
+    for &v in inputs {
+        let high = crate::lower::lanes::high_half_to_low(b, v);
+        out.push(b.ins().fvpromote_low(v));
+        out.push(b.ins().fvpromote_low(high));
+    }
+    out
+}
+
+/// Vector recipe `float_to_float.demote`: double -> float in any mode, two F64X2 per F32X4.
+pub fn vector_demote(
+    b: &mut FunctionBuilder,
+    spec: &crate::lower::recipes::BlockSpec,
+    inputs: &[Value],
+) -> Vec<Value> {
+    inputs
+        .chunks(2)
+        .map(|pair| demote_block(b, pair[0], pair[1], spec.rounding))
+        .collect()
+}
+
+/// Two F64X2 -> one F32X4 rounded by `rounding`: the vector form of [`demote_f64`].
+///
+/// `fvdemote` rounds to nearest-even (lanes 2, 3 zero); `fvpromote_low` widens the result back
+/// exactly; comparing magnitudes with the source gives, per lane, whether the demotion went
+/// away from zero or toward it (both false when exact or NaN). The step is -1 (toward zero) or
+/// +1 (away) on the float's bits, computed as 64-bit masks and moved to 32-bit lanes with the
+/// same shuffle that joins the two halves.
+pub fn demote_block(b: &mut FunctionBuilder, x0: Value, x1: Value, rounding: Rounding) -> Value {
+    use crate::lower::lanes::{join_low_halves, shuffle_bytes, splat_bits};
+    let r0 = b.ins().fvdemote(x0);
+    let r1 = b.ins().fvdemote(x1);
+    let r = join_low_halves(b, r0, r1);
+    if rounding == Rounding::Rte {
+        return r;
+    }
+    let mut deltas = Vec::with_capacity(2);
+    for (x, rx) in [(x0, r0), (x1, r1)] {
+        let back = b.ins().fvpromote_low(rx);
+        let abs_x = b.ins().fabs(x);
+        let abs_back = b.ins().fabs(back);
+        let away = b.ins().fcmp(FloatCC::GreaterThan, abs_back, abs_x);
+        let toward = b.ins().fcmp(FloatCC::LessThan, abs_back, abs_x);
+        let zero = splat_bits(b, types::F64X2, 0);
+        let neg = b.ins().fcmp(FloatCC::LessThan, x, zero);
+        let pos = b.ins().bnot(neg);
+        let one = splat_bits(b, types::I64X2, 1);
+        // -1 undoes "away" (toward zero), +1 undoes "toward" (away from zero).
+        let (undo_away, undo_toward) = match rounding {
+            Rounding::Rtz => (away, None),
+            Rounding::Rtp => (b.ins().band(away, neg), Some(b.ins().band(toward, pos))),
+            Rounding::Rtn => (b.ins().band(away, pos), Some(b.ins().band(toward, neg))),
+            Rounding::Rte => unreachable!(),
+        };
+        let delta = match undo_toward {
+            Some(t) => {
+                let plus = b.ins().band(t, one);
+                b.ins().bor(undo_away, plus)
+            }
+            None => undo_away,
+        };
+        deltas.push(delta);
+    }
+    // Low 32 bits of each 64-bit delta (-1 or +1 or 0 in two's complement), in lane order.
+    let delta = shuffle_bytes(
+        b,
+        deltas[0],
+        deltas[1],
+        [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27],
+    );
+    let delta = bitcast_le(b, types::I32X4, delta);
+    let bits = bitcast_le(b, types::I32X4, r);
+    let bits = b.ins().iadd(bits, delta);
+    bitcast_le(b, types::F32X4, bits)
+}

@@ -51,3 +51,129 @@ pub fn emit(
     let clamped = b.ins().smin(clamped, hi);
     b.ins().ireduce(dst_ty, clamped)
 }
+
+/// How a vector recipe rounds to an integral value before the saturating conversion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorRounding {
+    /// `nearest`/`ceil`/`floor`: one `roundps`/`roundpd` with SSE4.1, `frint*` on aarch64.
+    Native,
+    /// No rounding instruction (x86-64 without SSE4.1, where Cranelift would call libm per
+    /// lane): the magic-number trick. For |x| < 2^p (p = 23 for float, 52 for double),
+    /// `(|x| + 2^p) - 2^p` rounds |x| to an integer in the hardware's default
+    /// nearest-even mode, because 2^p's ulp is 1; larger magnitudes are already integers and
+    /// NaN stays NaN. The sign is copied back (so -0.4 gives -0.0, which converts to 0).
+    /// floor/ceil step the nearest result by one where it landed on the wrong side of x; that
+    /// step is exact below 2^p.
+    Magic,
+}
+
+/// Vector recipes `float_to_int.round_native` and `float_to_int.round_magic`: float or double
+/// lanes to integers of at most 32 bits.
+///
+/// Round to integral (see [`VectorRounding`]), then the saturating conversion to I32 lanes
+/// (float: `fcvt_to_sint_sat`/`fcvt_to_uint_sat` I32X4; double: the wasm idiom
+/// `snarrow(fcvt_to_sint_sat.i64x2(x), 0)` that x64 lowers to `cvttpd2dq` with fix-ups, since
+/// the plain F64X2 -> I64X2 conversion does not compile there), then saturating packs down to
+/// 16 or 8 bits: i32 -> i16 (signed) keeps the order and every 8/16-bit value, so the last pack
+/// clamps to exactly the destination range. NaN is 0 after the conversion and stays 0.
+pub fn vector(
+    b: &mut FunctionBuilder,
+    spec: &crate::lower::recipes::BlockSpec,
+    rounding_kind: VectorRounding,
+    inputs: &[Value],
+) -> Vec<Value> {
+    use crate::lower::lanes;
+    let rounded: Vec<Value> = inputs
+        .iter()
+        .map(|&x| round_vector(b, x, spec.rounding, rounding_kind))
+        .collect();
+    let dst = spec.dst;
+    let unsigned32 = dst == ScalarType::UInt;
+    let ints: Vec<Value> = if spec.src == ScalarType::Float {
+        rounded
+            .iter()
+            .map(|&r| {
+                if unsigned32 {
+                    b.ins().fcvt_to_uint_sat(types::I32X4, r)
+                } else {
+                    b.ins().fcvt_to_sint_sat(types::I32X4, r)
+                }
+            })
+            .collect()
+    } else {
+        let halves: Vec<Value> = rounded
+            .iter()
+            .map(|&r| {
+                let zero = lanes::splat_bits(b, types::I64X2, 0);
+                if unsigned32 {
+                    let wide = b.ins().fcvt_to_uint_sat(types::I64X2, r);
+                    b.ins().uunarrow(wide, zero)
+                } else {
+                    let wide = b.ins().fcvt_to_sint_sat(types::I64X2, r);
+                    b.ins().snarrow(wide, zero)
+                }
+            })
+            .collect();
+        halves
+            .chunks(2)
+            .map(|pair| lanes::join_low_halves(b, pair[0], pair[1]))
+            .collect()
+    };
+    if dst.bits() == 32 {
+        ints
+    } else {
+        lanes::narrow_to(b, ints, 32, dst.bits(), Some(!dst.is_signed_integer()))
+    }
+}
+
+fn round_vector(
+    b: &mut FunctionBuilder,
+    x: Value,
+    rounding: Rounding,
+    kind: VectorRounding,
+) -> Value {
+    if rounding == Rounding::Rtz {
+        return x; // the conversion truncates
+    }
+    if kind == VectorRounding::Native {
+        return match rounding {
+            Rounding::Rte => b.ins().nearest(x),
+            Rounding::Rtp => b.ins().ceil(x),
+            Rounding::Rtn => b.ins().floor(x),
+            Rounding::Rtz => x,
+        };
+    }
+    use crate::lower::lanes::splat_bits;
+    use cranelift_codegen::ir::condcodes::FloatCC;
+    let ty = b.func.dfg.value_type(x);
+    let (magic, one) = if ty == types::F32X4 {
+        (0x4b00_0000u64, 0x3f80_0000u64) // 2^23, 1.0
+    } else {
+        (0x4330_0000_0000_0000, 0x3ff0_0000_0000_0000) // 2^52, 1.0
+    };
+    let magic = splat_bits(b, ty, magic);
+    let abs = b.ins().fabs(x);
+    let sum = b.ins().fadd(abs, magic);
+    let integral = b.ins().fsub(sum, magic);
+    let small = b.ins().fcmp(FloatCC::LessThan, abs, magic);
+    let small = crate::lower::bitcast_le(b, ty, small);
+    let integral = b.ins().bitselect(small, integral, abs);
+    let nearest = b.ins().fcopysign(integral, x);
+    match rounding {
+        Rounding::Rte | Rounding::Rtz => nearest,
+        Rounding::Rtn => {
+            let one = splat_bits(b, ty, one);
+            let above = b.ins().fcmp(FloatCC::GreaterThan, nearest, x);
+            let above = crate::lower::bitcast_le(b, ty, above);
+            let lower = b.ins().fsub(nearest, one);
+            b.ins().bitselect(above, lower, nearest)
+        }
+        Rounding::Rtp => {
+            let one = splat_bits(b, ty, one);
+            let below = b.ins().fcmp(FloatCC::LessThan, nearest, x);
+            let below = crate::lower::bitcast_le(b, ty, below);
+            let higher = b.ins().fadd(nearest, one);
+            b.ins().bitselect(below, higher, nearest)
+        }
+    }
+}

@@ -172,3 +172,222 @@ fn to_half(b: &mut FunctionBuilder, src: ScalarType, rounding: Rounding, x: Valu
     }
     half::f32_bits_to_half(b, bits, rounding)
 }
+
+/// Vector recipe `int_to_float.exact`: sources whose every value is a float of the
+/// destination (8/16-bit integers to float, up to 32-bit integers to double), in any mode.
+/// Widen to 32-bit lanes, then `fcvt_from_*` I32X4 -> F32X4, or for double the
+/// `fcvt_from_*.f64x2(*widen_low(I32X4))` idiom that x64 lowers to `cvtdq2pd` (the plain
+/// I32X4 -> F64X2 conversion miscompiles there).
+pub fn vector_exact(
+    b: &mut FunctionBuilder,
+    spec: &crate::lower::recipes::BlockSpec,
+    inputs: &[Value],
+) -> Vec<Value> {
+    use crate::lower::lanes;
+    let src = spec.src;
+    let signed = src.is_signed_integer();
+    let ints = lanes::widen_to(b, inputs.to_vec(), src.bits(), 32, signed);
+    let unsigned32 = src == ScalarType::UInt;
+    if spec.dst == ScalarType::Float {
+        return ints
+            .into_iter()
+            .map(|v| b.ins().fcvt_from_sint(types::F32X4, v))
+            .collect();
+    }
+    let mut out = Vec::with_capacity(ints.len() * 2);
+    for v in ints {
+        let high = lanes::high_half_to_low(b, v);
+        for half in [v, high] {
+            out.push(if unsigned32 {
+                let w = b.ins().uwiden_low(half);
+                b.ins().fcvt_from_uint(types::F64X2, w)
+            } else {
+                let w = b.ins().swiden_low(half);
+                b.ins().fcvt_from_sint(types::F64X2, w)
+            });
+        }
+    }
+    out
+}
+
+/// Vector recipe `int_to_float.native_rte`: int/uint to float in rte, one `fcvt_from_*`
+/// I32X4 -> F32X4 (`cvtdq2ps`; `vcvtudq2ps` for uint with AVX-512VL).
+pub fn vector_native_rte(
+    b: &mut FunctionBuilder,
+    spec: &crate::lower::recipes::BlockSpec,
+    inputs: &[Value],
+) -> Vec<Value> {
+    inputs
+        .iter()
+        .map(|&v| {
+            if spec.src.is_signed_integer() {
+                b.ins().fcvt_from_sint(types::F32X4, v)
+            } else {
+                b.ins().fcvt_from_uint(types::F32X4, v)
+            }
+        })
+        .collect()
+}
+
+/// Vector recipe `int_to_float.split_sum`: 32-bit integers to float in any mode, 64-bit
+/// integers to double or float in any mode, with no per-lane `clz` (vector code has none).
+///
+/// 1. Split x = hi + lo into two parts that convert exactly: for 32-bit sources
+///    hi = x & 0xffff0000, lo = x & 0xffff (16 significant bits each); for 64-bit sources
+///    hi = (x >> 32) * 2^32, lo = x & 0xffffffff, each made a double with the magic-exponent
+///    trick (OR the 32 bits into the mantissa of 2^52, resp. 2^84, and subtract it; signed hi
+///    is biased by 2^31 first), all exact.
+/// 2. s = hi + lo rounds to nearest-even; since |hi| > |lo| whenever hi != 0 (and s = lo
+///    exactly when hi = 0), Fast2Sum gives the exact error: err = lo - (s - hi).
+/// 3. Double (and float from 32-bit): step s one ulp by the mode when err points the other way
+///    ([`step_by_error`]). Float from 64-bit: make s round-to-odd (if err != 0 and s is even,
+///    step toward err), then demote with the mode: 53 >= 24 + 2 bits, so the second rounding
+///    is exact ([`super::float_to_float::demote_block`]).
+///
+/// Hard inputs: 2^24+1, 2^53+1, INT_MAX, UINT_MAX, LONG_MIN, LONG_MAX, ULONG_MAX (s rounds to
+/// 2^64 exactly, err = -1: rtz/rtn step down to the largest double below), 0 (s = +0).
+pub fn vector_split_sum(
+    b: &mut FunctionBuilder,
+    spec: &crate::lower::recipes::BlockSpec,
+    inputs: &[Value],
+) -> Vec<Value> {
+    if spec.src.bits() == 32 {
+        return inputs
+            .iter()
+            .map(|&x| {
+                let (s, err) = split_sum_32(b, spec.src, x);
+                step_by_error(b, s, err, spec.rounding)
+            })
+            .collect();
+    }
+    let sums: Vec<(Value, Value)> = inputs
+        .iter()
+        .map(|&x| split_sum_64(b, spec.src, x))
+        .collect();
+    if spec.dst == ScalarType::Double {
+        return sums
+            .into_iter()
+            .map(|(s, err)| step_by_error(b, s, err, spec.rounding))
+            .collect();
+    }
+    let odd: Vec<Value> = sums
+        .into_iter()
+        .map(|(s, err)| round_to_odd(b, s, err))
+        .collect();
+    odd.chunks(2)
+        .map(|pair| super::float_to_float::demote_block(b, pair[0], pair[1], spec.rounding))
+        .collect()
+}
+
+fn split_sum_32(b: &mut FunctionBuilder, src: ScalarType, x: Value) -> (Value, Value) {
+    use crate::lower::lanes::splat_bits;
+    let hi_mask = splat_bits(b, types::I32X4, 0xffff_0000);
+    let lo_mask = splat_bits(b, types::I32X4, 0xffff);
+    let hi = b.ins().band(x, hi_mask);
+    let lo = b.ins().band(x, lo_mask);
+    let hf = if src.is_signed_integer() {
+        b.ins().fcvt_from_sint(types::F32X4, hi)
+    } else {
+        b.ins().fcvt_from_uint(types::F32X4, hi)
+    };
+    let lf = b.ins().fcvt_from_sint(types::F32X4, lo);
+    fast_two_sum(b, hf, lf)
+}
+
+fn split_sum_64(b: &mut FunctionBuilder, src: ScalarType, x: Value) -> (Value, Value) {
+    use crate::lower::lanes::splat_bits;
+    let low32 = splat_bits(b, types::I64X2, 0xffff_ffff);
+    let lo = b.ins().band(x, low32);
+    let two52 = splat_bits(b, types::I64X2, 0x4330_0000_0000_0000);
+    let lo = b.ins().bor(lo, two52);
+    let lo = bitcast_le(b, types::F64X2, lo);
+    let two52f = bitcast_le(b, types::F64X2, two52);
+    let lf = b.ins().fsub(lo, two52f);
+
+    let hi = b.ins().ushr_imm_u(x, 32);
+    let two84 = splat_bits(b, types::I64X2, 0x4530_0000_0000_0000);
+    let (hi, offset) = if src.is_signed_integer() {
+        // (hi + 2^31) is in 0..2^32: bias, convert, and subtract 2^84 + 2^63 in one step.
+        let bias = splat_bits(b, types::I64X2, 0x8000_0000);
+        (b.ins().bxor(hi, bias), 0x4530_0000_8000_0000u64) // 2^84 + 2^63
+    } else {
+        (hi, 0x4530_0000_0000_0000u64) // 2^84
+    };
+    let hi = b.ins().bor(hi, two84);
+    let hi = bitcast_le(b, types::F64X2, hi);
+    let offset = splat_bits(b, types::F64X2, offset);
+    let hf = b.ins().fsub(hi, offset);
+    fast_two_sum(b, hf, lf)
+}
+
+/// s = fl(a + b) and its exact error, for |a| >= |b| or a = 0.
+fn fast_two_sum(b: &mut FunctionBuilder, a: Value, c: Value) -> (Value, Value) {
+    let s = b.ins().fadd(a, c);
+    let z = b.ins().fsub(s, a);
+    let err = b.ins().fsub(c, z);
+    (s, err)
+}
+
+/// Steps the nearest-even `s` one ulp so the result is `s + err` rounded by `rounding`.
+/// `s` is nonzero wherever `err` is, so moving its bit pattern by one is a one-ulp step
+/// (+1 is away from zero, -1 toward it, for either sign).
+pub fn step_by_error(b: &mut FunctionBuilder, s: Value, err: Value, rounding: Rounding) -> Value {
+    use crate::lower::lanes::{int_vector, splat_bits};
+    use cranelift_codegen::ir::condcodes::FloatCC;
+    if rounding == Rounding::Rte {
+        return s;
+    }
+    let fty = b.func.dfg.value_type(s);
+    let ity = int_vector(fty.lane_bits());
+    let zero = splat_bits(b, fty, 0);
+    let one = splat_bits(b, ity, 1);
+    let s_neg = b.ins().fcmp(FloatCC::LessThan, s, zero);
+    let err_pos = b.ins().fcmp(FloatCC::GreaterThan, err, zero);
+    let err_neg = b.ins().fcmp(FloatCC::LessThan, err, zero);
+    let delta = match rounding {
+        // toward zero where err and s have opposite signs: -1.
+        Rounding::Rtz => {
+            let a = b.ins().band(err_pos, s_neg);
+            let s_pos = b.ins().bnot(s_neg);
+            let c = b.ins().band(err_neg, s_pos);
+            b.ins().bor(a, c)
+        }
+        // up where err > 0: +1 on a positive s, -1 on a negative one.
+        Rounding::Rtp => {
+            let dir = b.ins().bor(s_neg, one);
+            b.ins().band(err_pos, dir)
+        }
+        // down where err < 0: -1 on a positive s, +1 on a negative one.
+        Rounding::Rtn => {
+            let s_pos = b.ins().bnot(s_neg);
+            let dir = b.ins().bor(s_pos, one);
+            b.ins().band(err_neg, dir)
+        }
+        Rounding::Rte => unreachable!(),
+    };
+    let bits = bitcast_le(b, ity, s);
+    let bits = b.ins().iadd(bits, delta);
+    bitcast_le(b, fty, bits)
+}
+
+/// `s + err` rounded to odd, from the nearest-even `s` and its exact error.
+fn round_to_odd(b: &mut FunctionBuilder, s: Value, err: Value) -> Value {
+    use crate::lower::lanes::splat_bits;
+    use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+    let zero = splat_bits(b, types::F64X2, 0);
+    let one = splat_bits(b, types::I64X2, 1);
+    let bits = bitcast_le(b, types::I64X2, s);
+    let lsb = b.ins().band(bits, one);
+    let zero_i = splat_bits(b, types::I64X2, 0);
+    let even = b.ins().icmp(IntCC::Equal, lsb, zero_i);
+    let inexact = b.ins().fcmp(FloatCC::NotEqual, err, zero);
+    let fix = b.ins().band(even, inexact);
+    // Toward err: +1 when err and s have the same sign (s != 0 here; s >= 0 for... any sign).
+    let s_neg = b.ins().fcmp(FloatCC::LessThan, s, zero);
+    let err_neg = b.ins().fcmp(FloatCC::LessThan, err, zero);
+    let differ = b.ins().bxor(s_neg, err_neg);
+    let dir = b.ins().bor(differ, one); // -1 when the signs differ, else +1
+    let delta = b.ins().band(fix, dir);
+    let bits = b.ins().iadd(bits, delta);
+    bitcast_le(b, types::F64X2, bits)
+}

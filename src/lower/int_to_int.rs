@@ -71,3 +71,54 @@ fn resize(
         v
     }
 }
+
+/// Vector recipe `int_to_int.vector`: one block of integer vectors in, one out.
+///
+/// `_sat` clamps in the source type exactly as the scalar sequence does (vector `smax`/`smin`/
+/// `umin`, which x64 has for every lane width), after which every narrowing step is exact:
+/// packs (`snarrow`/`unarrow`) for 32- and 16-bit lanes, a byte shuffle for 64-bit lanes.
+/// Without `_sat` narrowing keeps the low bits (byte shuffles) and widening extends by the
+/// source's signedness (`swiden`/`uwiden`).
+pub fn vector(
+    b: &mut FunctionBuilder,
+    spec: &crate::lower::recipes::BlockSpec,
+    inputs: &[Value],
+) -> Vec<Value> {
+    use crate::lower::lanes;
+    let (src, dst) = (spec.src, spec.dst);
+    let (sb, db) = (src.bits(), dst.bits());
+    let vty = lanes::int_vector(sb);
+    let mut vs: Vec<Value> = inputs.to_vec();
+    if spec.saturate {
+        let src_signed = src.is_signed_integer();
+        let dst_max = dst.int_max().expect("integer destination");
+        let dst_min = dst.int_min().expect("integer destination");
+        let src_max = src.int_max().expect("integer source");
+        for v in vs.iter_mut() {
+            if src_signed && !dst.is_signed_integer() {
+                let zero = lanes::splat_bits(b, vty, 0);
+                *v = b.ins().smax(*v, zero);
+            }
+            if dst_max < src_max {
+                let hi = lanes::splat_bits(b, vty, dst_max as u64);
+                *v = if src_signed {
+                    b.ins().smin(*v, hi)
+                } else {
+                    b.ins().umin(*v, hi)
+                };
+            }
+            if src_signed && dst.is_signed_integer() && db < sb {
+                let lo = lanes::splat_bits(b, vty, dst_min as u64);
+                *v = b.ins().smax(*v, lo);
+            }
+        }
+    }
+    if db > sb {
+        lanes::widen_to(b, vs, sb, db, src.is_signed_integer())
+    } else if db < sb {
+        let in_range = spec.saturate.then_some(!dst.is_signed_integer());
+        lanes::narrow_to(b, vs, sb, db, in_range)
+    } else {
+        vs
+    }
+}

@@ -34,6 +34,8 @@ pub mod float_to_int;
 pub mod half;
 pub mod int_to_float;
 pub mod int_to_int;
+pub mod lanes;
+pub mod recipes;
 
 use crate::request::{Conversion, Reinterpretation};
 use crate::types::{Rounding, ScalarType, VectorType};
@@ -124,12 +126,15 @@ pub fn vector_parts(t: VectorType) -> (Type, usize) {
 /// ```
 /// use clconv::{lower::Lowering, Extensions, Request};
 /// use cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature, UserFuncName};
-/// use cranelift_codegen::isa::CallConv;
 /// use cranelift_codegen::{settings, verifier::verify_function};
 /// use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+/// use cranelift_jit::{JITBuilder, JITModule};
+/// use cranelift_module::{default_libcall_names, Linkage, Module};
 ///
-/// // fn(float) -> int computing convert_int_sat_rte(x)
-/// let mut sig = Signature::new(CallConv::SystemV);
+/// let isa = cranelift_native::builder().unwrap().finish(settings::Flags::new(settings::builder())).unwrap();
+///
+/// // fn(float) -> int computing convert_int_sat_rte(x), in the host's C calling convention
+/// let mut sig = Signature::new(isa.default_call_conv());
 /// sig.params.push(AbiParam::new(types::F32));
 /// sig.returns.push(AbiParam::new(types::I32));
 /// let mut func = Function::with_name_signature(UserFuncName::user(0, 0), sig);
@@ -146,9 +151,28 @@ pub fn vector_parts(t: VectorType) -> (Type, usize) {
 ///
 /// b.ins().return_(&[y]);
 /// b.seal_all_blocks();
-/// let isa = cranelift_native::builder().unwrap().finish(settings::Flags::new(settings::builder())).unwrap();
 /// b.finalize(isa.frontend_config());
 /// verify_function(&func, isa.flags()).unwrap();
+///
+/// // JIT-compile it and call it.
+/// let mut module = JITModule::new(JITBuilder::with_isa(isa.clone(), default_libcall_names()));
+/// let id = module.declare_function("to_int", Linkage::Local, &func.signature).unwrap();
+/// let mut ctx = module.make_context();
+/// ctx.func = func;
+/// module.define_function(id, &mut ctx).unwrap();
+/// module.finalize_definitions().unwrap();
+/// let code = module.get_finalized_function(id);
+/// // SAFETY: `code` is the function just defined: (F32) -> I32 in the host's default calling
+/// // convention, which is `extern "C"`'s.
+/// let to_int = unsafe { std::mem::transmute::<*const u8, extern "C" fn(f32) -> i32>(code) };
+/// assert_eq!(to_int(0.5), 0); // ties to even
+/// assert_eq!(to_int(2.5), 2);
+/// assert_eq!(to_int(-2.5), -2);
+/// assert_eq!(to_int(f32::NAN), 0); // _sat: NaN -> 0
+/// assert_eq!(to_int(3e9), i32::MAX);
+/// assert_eq!(to_int(-3e9), i32::MIN);
+/// // SAFETY: `to_int` is not called after this.
+/// unsafe { module.free_memory() };
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Lowering {

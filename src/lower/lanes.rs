@@ -1,0 +1,160 @@
+//! Lane-shape changes on 128-bit vectors, shared by the vector recipes: widening, narrowing
+//! (saturating packs where the values are known to fit, byte shuffles where they wrap), and
+//! constants. Only forms that Cranelift 0.135 lowers correctly on every backend are used:
+//! `snarrow`/`unarrow` from I32X4 and I16X8 (never from I64X2, which x64 refuses), `swiden`/
+//! `uwiden`, and `shuffle` on I8X16.
+
+use super::bitcast_le;
+use crate::types::ScalarType;
+use cranelift_codegen::ir::{types, ConstantData, InstBuilder, Type, Value};
+use cranelift_frontend::FunctionBuilder;
+
+/// The 128-bit vector type of `t`'s lanes (half: I16X8 bits).
+pub fn vector_of(t: ScalarType) -> Type {
+    super::vector_parts(crate::types::VectorType::scalar(t)).0
+}
+
+/// The integer vector type with `bits`-wide lanes.
+pub fn int_vector(bits: u32) -> Type {
+    match bits {
+        8 => types::I8X16,
+        16 => types::I16X8,
+        32 => types::I32X4,
+        _ => types::I64X2,
+    }
+}
+
+/// A vector of `ty` with every lane's bits equal to `bits` (masked to the lane).
+pub fn splat_bits(b: &mut FunctionBuilder, ty: Type, bits: u64) -> Value {
+    let lane = ty.lane_type();
+    let int_lane = types::Type::int(lane.bits() as u16).expect("lane width");
+    let scalar = super::int_const(b, int_lane, bits as i128);
+    let v = b.ins().splat(int_vector(lane.bits()), scalar);
+    bitcast_le(b, ty, v)
+}
+
+/// Byte shuffle of the 32 bytes of `a` (0..16) and `c` (16..32); the result is I8X16.
+pub fn shuffle_bytes(b: &mut FunctionBuilder, a: Value, c: Value, mask: [u8; 16]) -> Value {
+    let a = bitcast_le(b, types::I8X16, a);
+    let c = bitcast_le(b, types::I8X16, c);
+    let imm = b
+        .func
+        .dfg
+        .immediates
+        .push(ConstantData::from(mask.to_vec()));
+    b.ins().shuffle(a, c, imm)
+}
+
+/// The mask that takes the low `to_bits` of every `from_bits` lane of two vectors, in order.
+fn low_parts_mask(from_bits: u32, to_bits: u32) -> [u8; 16] {
+    let from = (from_bits / 8) as usize;
+    let to = (to_bits / 8) as usize;
+    let mut mask = [0u8; 16];
+    let mut i = 0;
+    for lane in 0..(32 / from) {
+        for byte in 0..to {
+            mask[i] = (lane * from + byte) as u8;
+            i += 1;
+        }
+    }
+    mask
+}
+
+/// Two vectors of `from_bits` lanes -> one of `from_bits / 2` lanes keeping the low bits
+/// (two's complement wrap, the non-`_sat` narrowing).
+pub fn narrow_wrap(b: &mut FunctionBuilder, a: Value, c: Value, from_bits: u32) -> Value {
+    let v = shuffle_bytes(b, a, c, low_parts_mask(from_bits, from_bits / 2));
+    bitcast_le(b, int_vector(from_bits / 2), v)
+}
+
+/// Two vectors of `from_bits` lanes -> one of `from_bits / 2` lanes with a saturating pack (one
+/// instruction on x64) where Cranelift has one: `unarrow` (to the unsigned range) when
+/// `unsigned`, else `snarrow`. 64-bit lanes have no pack on x64: a shuffle keeps the low bits,
+/// so 64-bit values must already be in range.
+pub fn narrow_in_range(
+    b: &mut FunctionBuilder,
+    a: Value,
+    c: Value,
+    from_bits: u32,
+    unsigned: bool,
+) -> Value {
+    match from_bits {
+        64 => narrow_wrap(b, a, c, 64),
+        _ if unsigned => b.ins().unarrow(a, c),
+        _ => b.ins().snarrow(a, c),
+    }
+}
+
+/// Halves the lane width of `vs` (an even number of vectors) until lanes are `to_bits` wide.
+///
+/// `saturate: Some(unsigned)` clamps to the final range: every step but the last packs to the
+/// signed half range (which keeps the order and every value of the final range), the last to
+/// the unsigned one when `unsigned`. So 32 -> 8 unsigned is `snarrow` then `unarrow`: a direct
+/// `unarrow` chain would read 32768..65535 as negative in the second step. `None` wraps.
+pub fn narrow_to(
+    b: &mut FunctionBuilder,
+    mut vs: Vec<Value>,
+    mut bits: u32,
+    to_bits: u32,
+    saturate: Option<bool>,
+) -> Vec<Value> {
+    while bits > to_bits {
+        let last = bits / 2 == to_bits;
+        vs = vs
+            .chunks(2)
+            .map(|pair| match saturate {
+                Some(unsigned) => narrow_in_range(b, pair[0], pair[1], bits, unsigned && last),
+                None => narrow_wrap(b, pair[0], pair[1], bits),
+            })
+            .collect();
+        bits /= 2;
+    }
+    vs
+}
+
+/// Doubles the lane width of `vs` until lanes are `to_bits` wide, sign- or zero-extending.
+pub fn widen_to(
+    b: &mut FunctionBuilder,
+    mut vs: Vec<Value>,
+    mut bits: u32,
+    to_bits: u32,
+    signed: bool,
+) -> Vec<Value> {
+    while bits < to_bits {
+        let mut out = Vec::with_capacity(vs.len() * 2);
+        for v in vs {
+            if signed {
+                out.push(b.ins().swiden_low(v));
+                out.push(b.ins().swiden_high(v));
+            } else {
+                out.push(b.ins().uwiden_low(v));
+                out.push(b.ins().uwiden_high(v));
+            }
+        }
+        vs = out;
+        bits *= 2;
+    }
+    vs
+}
+
+/// The high 64 bits of `v` moved to the low half (the rest unspecified), as the same type.
+pub fn high_half_to_low(b: &mut FunctionBuilder, v: Value) -> Value {
+    let ty = b.func.dfg.value_type(v);
+    let mut mask = [0u8; 16];
+    for (i, m) in mask.iter_mut().enumerate() {
+        *m = (8 + i % 8) as u8;
+    }
+    let s = shuffle_bytes(b, v, v, mask);
+    bitcast_le(b, ty, s)
+}
+
+/// Joins the low 64 bits of `a` and of `c` into one vector of `a`'s type.
+pub fn join_low_halves(b: &mut FunctionBuilder, a: Value, c: Value) -> Value {
+    let ty = b.func.dfg.value_type(a);
+    let mut mask = [0u8; 16];
+    for (i, m) in mask.iter_mut().enumerate() {
+        *m = if i < 8 { i as u8 } else { (16 + i - 8) as u8 };
+    }
+    let s = shuffle_bytes(b, a, c, mask);
+    bitcast_le(b, ty, s)
+}

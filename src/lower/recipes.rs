@@ -1,0 +1,243 @@
+//! The recipes that `lowering-tables/` rows name: how a batch kernel's body converts a block of
+//! elements. A row says *which* recipe a conversion uses on a target; this file says what each
+//! recipe can lower and where its code is.
+//!
+//! A vector recipe converts one block: `16 / min(source bytes, destination bytes)` elements,
+//! loaded as 128-bit vectors of the source's lanes and stored as vectors of the destination's
+//! (float -> uchar: four F32X4 in, one I8X16 out). The kernel runs blocks, then the per-element
+//! sequence for the tail. `scalar` is the per-element loop alone, which every target can run.
+
+use crate::lower::{float_to_float, float_to_int, int_to_float, int_to_int};
+use crate::types::{Rounding, ScalarType};
+use cranelift_codegen::ir::Value;
+use cranelift_frontend::FunctionBuilder;
+
+/// One element conversion as a recipe sees it: types, `_sat`, and the effective rounding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BlockSpec {
+    /// Source element type.
+    pub src: ScalarType,
+    /// Destination element type.
+    pub dst: ScalarType,
+    /// `_sat`.
+    pub saturate: bool,
+    /// The rounding that applies (static mode and defaults already resolved).
+    pub rounding: Rounding,
+}
+
+impl BlockSpec {
+    /// The conversion class: `int_to_int`, `float_to_int`, `int_to_float`, `float_to_float`,
+    /// or `identity` (same source and destination type).
+    pub fn class(&self) -> Class {
+        if self.src == self.dst {
+            return Class::Identity;
+        }
+        match (self.src.is_float(), self.dst.is_float()) {
+            (false, false) => Class::IntToInt,
+            (true, false) => Class::FloatToInt,
+            (false, true) => Class::IntToFloat,
+            (true, true) => Class::FloatToFloat,
+        }
+    }
+
+    /// Elements per vector block: 16 bytes of the narrower side.
+    pub fn block_elements(&self) -> usize {
+        16 / self.src.bytes().min(self.dst.bytes())
+    }
+}
+
+/// A conversion class, as the tables name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    /// integer -> integer.
+    IntToInt,
+    /// float/half -> integer.
+    FloatToInt,
+    /// integer -> float/half.
+    IntToFloat,
+    /// float/half -> float/half.
+    FloatToFloat,
+    /// `convert_T(T)`: the bits unchanged.
+    Identity,
+    /// `as_*`.
+    Reinterpret,
+}
+
+impl Class {
+    /// Every class.
+    pub const ALL: [Class; 6] = [
+        Class::IntToInt,
+        Class::FloatToInt,
+        Class::IntToFloat,
+        Class::FloatToFloat,
+        Class::Identity,
+        Class::Reinterpret,
+    ];
+
+    /// The name in the tables.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Class::IntToInt => "int_to_int",
+            Class::FloatToInt => "float_to_int",
+            Class::IntToFloat => "int_to_float",
+            Class::FloatToFloat => "float_to_float",
+            Class::Identity => "identity",
+            Class::Reinterpret => "reinterpret",
+        }
+    }
+
+    /// The class named `name`.
+    pub fn from_name(name: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+/// Emits one block: vectors of the source lanes in, vectors of the destination lanes out.
+pub type EmitBlock = fn(&mut FunctionBuilder, &BlockSpec, &[Value]) -> Vec<Value>;
+
+/// How a recipe lowers a block.
+#[derive(Clone, Copy)]
+pub enum Body {
+    /// The per-element loop only (the always-correct fallback).
+    Scalar,
+    /// A 128-bit vector block plus the per-element loop for the tail.
+    Vector(EmitBlock),
+    /// A byte copy (identity and reinterpretation), in 16-byte vectors.
+    CopyVector,
+    /// A byte copy in scalar loads and stores of at most 8 bytes (targets without vectors).
+    CopyScalar,
+}
+
+/// A recipe: a name for the tables, what it can lower, and its code.
+#[derive(Clone, Copy)]
+pub struct Recipe {
+    /// The name the tables use.
+    pub name: &'static str,
+    /// The class it belongs to (`None`: any class).
+    pub class: Option<Class>,
+    /// Whether it can lower this element conversion (ignored for copies).
+    pub supports: fn(&BlockSpec) -> bool,
+    /// The code.
+    pub body: Body,
+}
+
+fn any(_: &BlockSpec) -> bool {
+    true
+}
+
+fn float_to_small_int(s: &BlockSpec) -> bool {
+    matches!(s.src, ScalarType::Float | ScalarType::Double) && s.dst.bits() <= 32
+}
+
+fn exact_int_to_float(s: &BlockSpec) -> bool {
+    let magnitude = s.src.bits() - s.src.is_signed_integer() as u32;
+    match s.dst {
+        ScalarType::Float => magnitude <= 24,
+        ScalarType::Double => magnitude <= 53,
+        _ => false,
+    }
+}
+
+fn int32_to_float_rte(s: &BlockSpec) -> bool {
+    s.src.bits() == 32 && s.dst == ScalarType::Float && s.rounding == Rounding::Rte
+}
+
+fn split_sum_supported(s: &BlockSpec) -> bool {
+    (s.src.bits() == 32 && s.dst == ScalarType::Float)
+        || (s.src.bits() == 64 && matches!(s.dst, ScalarType::Float | ScalarType::Double))
+}
+
+fn promote_supported(s: &BlockSpec) -> bool {
+    s.src == ScalarType::Float && s.dst == ScalarType::Double
+}
+
+fn demote_supported(s: &BlockSpec) -> bool {
+    s.src == ScalarType::Double && s.dst == ScalarType::Float
+}
+
+fn round_native(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
+    float_to_int::vector(b, s, float_to_int::VectorRounding::Native, v)
+}
+
+fn round_magic(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
+    float_to_int::vector(b, s, float_to_int::VectorRounding::Magic, v)
+}
+
+fn promote(b: &mut FunctionBuilder, _: &BlockSpec, v: &[Value]) -> Vec<Value> {
+    float_to_float::vector_promote(b, v)
+}
+
+/// Every recipe.
+pub const RECIPES: &[Recipe] = &[
+    Recipe {
+        name: "scalar",
+        class: None,
+        supports: any,
+        body: Body::Scalar,
+    },
+    Recipe {
+        name: "int_to_int.vector",
+        class: Some(Class::IntToInt),
+        supports: any,
+        body: Body::Vector(int_to_int::vector),
+    },
+    Recipe {
+        name: "float_to_int.round_native",
+        class: Some(Class::FloatToInt),
+        supports: float_to_small_int,
+        body: Body::Vector(round_native),
+    },
+    Recipe {
+        name: "float_to_int.round_magic",
+        class: Some(Class::FloatToInt),
+        supports: float_to_small_int,
+        body: Body::Vector(round_magic),
+    },
+    Recipe {
+        name: "int_to_float.exact",
+        class: Some(Class::IntToFloat),
+        supports: exact_int_to_float,
+        body: Body::Vector(int_to_float::vector_exact),
+    },
+    Recipe {
+        name: "int_to_float.native_rte",
+        class: Some(Class::IntToFloat),
+        supports: int32_to_float_rte,
+        body: Body::Vector(int_to_float::vector_native_rte),
+    },
+    Recipe {
+        name: "int_to_float.split_sum",
+        class: Some(Class::IntToFloat),
+        supports: split_sum_supported,
+        body: Body::Vector(int_to_float::vector_split_sum),
+    },
+    Recipe {
+        name: "float_to_float.promote",
+        class: Some(Class::FloatToFloat),
+        supports: promote_supported,
+        body: Body::Vector(promote),
+    },
+    Recipe {
+        name: "float_to_float.demote",
+        class: Some(Class::FloatToFloat),
+        supports: demote_supported,
+        body: Body::Vector(float_to_float::vector_demote),
+    },
+    Recipe {
+        name: "copy.vector",
+        class: None,
+        supports: any,
+        body: Body::CopyVector,
+    },
+    Recipe {
+        name: "copy.scalar",
+        class: None,
+        supports: any,
+        body: Body::CopyScalar,
+    },
+];
+
+/// The recipe named `name`.
+pub fn recipe(name: &str) -> Option<&'static Recipe> {
+    RECIPES.iter().find(|r| r.name == name)
+}

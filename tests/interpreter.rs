@@ -1,0 +1,629 @@
+//! The whole matrix in Cranelift's interpreter (`clconv::interp`): the same IR the JIT compiles,
+//! run without the x64 backend, compared byte for byte with the reference interpreter. Plus
+//! hand-computed results on which the JIT, the interpreter and the reference must all agree,
+//! and kernels that are wrong on purpose, to show the check can fail.
+
+use clconv::check;
+use clconv::interp::{self, Access, InterpError, InterpOutcome};
+use clconv::jit::{self, Jit, X64Flags};
+use clconv::{buffer, kernel, reference, Extensions, Layout, Request, Rounding, ScalarType};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, Endianness, Function, InstBuilder, MemFlagsData, UserFuncName};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use std::time::{Duration, Instant};
+
+/// Inputs per request: every special value (about 100 for float and double sources, fewer for
+/// the others) plus a spread of the rest; all 256 patterns of an 8-bit source. The whole matrix
+/// then takes about 20 s on 2 cores in the dev profile.
+const INPUTS: usize = 1024;
+const SEED: u64 = 1;
+
+/// Requests (canonical spelling and layout) the interpreter cannot run. None: clconv's kernels
+/// use no F16 arithmetic, no x86-specific opcode, no vector wider than 128 bits and no call
+/// (see the `clconv::interp` module docs). A new entry here is a regression in the lowering's
+/// portability or in the interpreter.
+const EXPECTED_UNSUPPORTED: &[&str] = &[];
+
+#[test]
+fn whole_matrix_in_the_interpreter_matches_the_reference() {
+    let started = Instant::now();
+    let all = Request::all(Extensions::with_fp16());
+    assert_eq!(all.len(), 6980);
+    let filter = std::env::var("CLCONV_FILTER").unwrap_or_default();
+    let requests: Vec<Request> = all
+        .into_iter()
+        .filter(|r| r.to_string().contains(&filter))
+        .collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 8);
+    type Results = (Vec<Result<InterpOutcome, (String, InterpError)>>, Duration);
+    let per_thread: Vec<Results> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let requests = &requests;
+                s.spawn(move || {
+                    let busy = Instant::now();
+                    let results = requests
+                        .iter()
+                        .skip(t)
+                        .step_by(threads)
+                        .map(|r| {
+                            interp::check_request(r, INPUTS, SEED).map_err(|e| (r.to_string(), e))
+                        })
+                        .collect();
+                    (results, busy.elapsed())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+
+    let mut busy = Duration::ZERO;
+    let (mut elements, mut instructions, mut checked) = (0usize, 0u64, 0usize);
+    let mut failed: Vec<String> = Vec::new();
+    let mut unsupported: Vec<String> = Vec::new();
+    for (results, time) in per_thread {
+        busy += time;
+        for result in results {
+            checked += 1;
+            let o = match result {
+                Ok(o) => o,
+                Err((name, e)) => {
+                    failed.push(format!("{name}: {e}"));
+                    continue;
+                }
+            };
+            elements += o.elements;
+            instructions += o.instructions;
+            assert!(o.inputs >= 64, "{}: only {} inputs", o.request, o.inputs);
+            if let Some(u) = &o.unsupported {
+                unsupported.push(format!("{} [{}]: {}", o.request, u.layout.name(), u.what));
+            }
+            if o.mismatch_count > 0 {
+                let mut line = format!("{}: {} mismatches", o.request, o.mismatch_count);
+                for m in o.mismatches.iter().take(3) {
+                    line += &format!("\n  {m}");
+                }
+                failed.push(line);
+            }
+        }
+    }
+    for f in failed.iter().take(40) {
+        eprintln!("{f}");
+    }
+    for u in &unsupported {
+        eprintln!("cannot run: {u}");
+    }
+    let secs = busy.as_secs_f64();
+    eprintln!(
+        "{checked} requests, {elements} elements, {instructions} IR instructions; {} cannot run, {} failed",
+        unsupported.len(),
+        failed.len()
+    );
+    eprintln!(
+        "interpreter: {:.2} M elements/s, {:.1} M instructions/s per core ({threads} threads, {:.1} s busy); wall {:.1} s",
+        elements as f64 / secs / 1e6,
+        instructions as f64 / secs / 1e6,
+        secs,
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        failed.is_empty(),
+        "{} of {checked} requests failed",
+        failed.len()
+    );
+    let mut names: Vec<&str> = unsupported
+        .iter()
+        .map(|u| u.split(" [").next().unwrap_or(u))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    if filter.is_empty() {
+        assert_eq!(
+            names, EXPECTED_UNSUPPORTED,
+            "the set of requests the interpreter cannot run changed"
+        );
+    } else {
+        let expected: Vec<&str> = EXPECTED_UNSUPPORTED
+            .iter()
+            .copied()
+            .filter(|n| n.contains(&filter))
+            .collect();
+        assert_eq!(names, expected);
+    }
+}
+
+/// The sample contains the values that matter, and only values `check::inputs` has.
+#[test]
+fn samples_hold_the_special_values() {
+    for t in ScalarType::ALL {
+        let s = interp::sample_inputs(t, INPUTS, SEED);
+        let all = check::inputs(t, interp::RANDOM_INPUTS, SEED);
+        assert!(s.len() >= INPUTS.min(all.len()), "{t}: {} inputs", s.len());
+        let mut sorted = s.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), s.len(), "{t}: duplicates");
+        assert!(
+            s.iter().all(|x| all.contains(x)),
+            "{t}: not from check::inputs"
+        );
+        assert_eq!(
+            s,
+            interp::sample_inputs(t, INPUTS, SEED),
+            "{t}: not deterministic"
+        );
+        let must: Vec<u64> = match t {
+            ScalarType::Float => vec![
+                0,
+                0x8000_0000,
+                0x7f80_0000,
+                0xff80_0000,
+                0x7fc0_0000,
+                0xffc0_0000,
+                0x7f80_0001, // signalling
+                0x7fff_ffff,
+                1,
+                0x8000_0001,
+                0x007f_ffff,
+                0x0080_0000,
+                0x7f7f_ffff,
+                0xff7f_ffff,
+                0x4f00_0000, // 2^31
+                0x4f7f_ffff, // just below 2^32
+                0x4f80_0000, // 2^32
+                0xdf00_0000, // -2^63
+                0x5f80_0000, // 2^64
+                0x4300_0000, // 128
+                0xc300_0000, // -128
+                0x3f00_0000, // 0.5
+                0x3eff_ffff, // 0.5 - 1 ulp
+                0x477f_e000, // 65504
+                0x477f_f000, // 65520
+            ],
+            ScalarType::Double => vec![
+                0,
+                1 << 63,
+                0x7ff0_0000_0000_0000,
+                0xfff0_0000_0000_0000,
+                0x7ff8_0000_0000_0000,
+                0x7ff0_0000_0000_0001,
+                1,
+                0x000f_ffff_ffff_ffff,
+                0x7fef_ffff_ffff_ffff,
+                0x41e0_0000_0000_0000, // 2^31
+                0xc3e0_0000_0000_0000, // -2^63
+                0x43f0_0000_0000_0000, // 2^64
+                0x47ef_ffff_e000_0000, // FLT_MAX
+                0x47ef_ffff_f000_0000, // FLT_MAX + half an ulp
+                0x36a0_0000_0000_0000, // 2^-149
+            ],
+            ScalarType::Half => vec![
+                0, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfe00, 1, 0x8001, 0x03ff, 0x0400,
+                0x7bff, 0xfbff,
+            ],
+            _ => {
+                let mask = if t.bits() == 64 {
+                    u64::MAX
+                } else {
+                    (1 << t.bits()) - 1
+                };
+                let mut v = vec![0, 1, mask];
+                for other in ScalarType::ALL.into_iter().filter(|o| o.is_integer()) {
+                    if other.bits() <= t.bits()
+                        && other.is_signed_integer() == t.is_signed_integer()
+                    {
+                        v.push(other.int_max().unwrap() as u64 & mask);
+                        v.push(other.int_min().unwrap() as u64 & mask);
+                    }
+                }
+                v
+            }
+        };
+        for m in must {
+            assert!(s.contains(&m), "{t}: the sample lacks 0x{m:x}");
+        }
+    }
+}
+
+fn le<T: Copy, const N: usize>(values: &[T], bytes: fn(T) -> [u8; N]) -> Vec<u8> {
+    values.iter().flat_map(|&v| bytes(v)).collect()
+}
+
+/// The JIT, the interpreter and the reference all give the hand-computed bytes.
+fn agree(name: &str, layout: Layout, src: &[u8], expected: &[u8]) {
+    let ext = Extensions::with_fp16();
+    let r = Request::parse(name, ext).unwrap();
+    let vectors = buffer::vector_count(&r, layout, src.len(), expected.len()).unwrap();
+
+    let jit = Jit::with_options(X64Flags::Host, ext, Rounding::Rte).unwrap();
+    let mut got = vec![0xa5u8; expected.len()];
+    jit.compile_request(&r)
+        .unwrap()
+        .run_bytes(layout, src, &mut got)
+        .unwrap();
+    assert_eq!(got, expected, "JIT: {name} [{}]", layout.name());
+
+    let isa = jit::host_isa(X64Flags::Host).unwrap();
+    let func = kernel::build(&r, layout, Rounding::Rte, isa.frontend_config(), 0);
+    let mut got = vec![0xa5u8; expected.len()];
+    interp::run_kernel(&func, src, &mut got, vectors).unwrap();
+    assert_eq!(got, expected, "interpreter: {name} [{}]", layout.name());
+
+    let mut got = vec![0xa5u8; expected.len()];
+    reference::evaluate(&r, layout, src, &mut got).unwrap();
+    assert_eq!(got, expected, "reference: {name} [{}]", layout.name());
+}
+
+#[test]
+fn interpreter_jit_and_reference_agree_on_hand_computed_results() {
+    let f32s = |v: &[f32]| le(v, f32::to_le_bytes);
+    let f64s = |v: &[f64]| le(v, f64::to_le_bytes);
+    let u16s = |v: &[u16]| le(v, u16::to_le_bytes);
+    let u32s = |v: &[u32]| le(v, u32::to_le_bytes);
+    let i32s = |v: &[i32]| le(v, i32::to_le_bytes);
+    let u64s = |v: &[u64]| le(v, u64::to_le_bytes);
+    let p = Layout::Packed;
+
+    agree(
+        "convert_uchar4_sat_rte(float4)",
+        p,
+        &f32s(&[-5.0, 254.5, 254.6, 1.2e9]),
+        &[0, 254, 255, 255],
+    );
+    agree(
+        "convert_int4_sat_rte(double4)",
+        p,
+        &f64s(&[0.5, 1.5, -2.5, f64::NAN]),
+        &i32s(&[0, 2, -2, 0]),
+    );
+    agree(
+        "convert_char2_sat(int2)",
+        p,
+        &i32s(&[200, -200]),
+        &[127, 0x80],
+    );
+    agree(
+        "convert_uchar2(int2)",
+        p,
+        &i32s(&[0x1ff, -1]),
+        &[0xff, 0xff],
+    );
+    agree(
+        "convert_ulong2_sat_rtp(double2)",
+        p,
+        &f64s(&[1.5, 1.8446744073709552e19]),
+        &u64s(&[2, u64::MAX]),
+    );
+    // 2^24 + 1 and 2^24 + 3 are not floats: rtp, rtz and rte (ties to even) differ.
+    agree(
+        "convert_float2_rtp(int2)",
+        p,
+        &i32s(&[16_777_217, -16_777_217]),
+        &u32s(&[0x4b80_0001, 0xcb80_0000]),
+    );
+    agree(
+        "convert_float2_rtz(long2)",
+        p,
+        &u64s(&[16_777_217, (-16_777_219i64) as u64]),
+        &u32s(&[0x4b80_0000, 0xcb80_0001]),
+    );
+    agree(
+        "convert_float(uint)",
+        p,
+        &u32s(&[16_777_219]),
+        &u32s(&[0x4b80_0002]),
+    );
+    // half: 65519 rounds to 65504, the tie 65520 to infinity (rte) or 65504 (rtz).
+    agree(
+        "convert_half2(float2)",
+        p,
+        &f32s(&[65519.0, 65520.0]),
+        &u16s(&[0x7bff, 0x7c00]),
+    );
+    agree(
+        "convert_half2_rtz(float2)",
+        p,
+        &f32s(&[65519.0, 65520.0]),
+        &u16s(&[0x7bff, 0x7bff]),
+    );
+    agree(
+        "convert_half_rtp(double)",
+        p,
+        &f64s(&[1e-30]),
+        &u16s(&[0x0001]),
+    );
+    agree(
+        "convert_float2(half2)",
+        p,
+        &u16s(&[0x0001, 0x7c01]),
+        &u32s(&[0x3380_0000, 0x7fc0_2000]),
+    );
+    // NaN payloads through fpromote and fdemote: quieted, top payload bits kept.
+    agree(
+        "convert_double(float)",
+        p,
+        &u32s(&[0x7f80_0001]),
+        &u64s(&[0x7ff8_0000_2000_0000]),
+    );
+    agree(
+        "convert_float_rtz(double)",
+        p,
+        &u64s(&[0x7ff0_0000_0000_0001]),
+        &u32s(&[0x7fc0_0000]),
+    );
+    agree(
+        "convert_float(double)",
+        p,
+        &u64s(&[0xfff4_5a5a_5a5a_5a5a]),
+        &u32s(&[0xffe2_d2d2]),
+    );
+    // 3-component vectors: the aligned layout skips the source padding and zeroes the result's.
+    agree(
+        "convert_float3(int3)",
+        p,
+        &i32s(&[1, -2, 3]),
+        &f32s(&[1.0, -2.0, 3.0]),
+    );
+    agree(
+        "convert_float3(int3)",
+        Layout::Aligned,
+        &i32s(&[1, -2, 3, 0x1234_5678]),
+        &f32s(&[1.0, -2.0, 3.0, 0.0]),
+    );
+    agree("as_int(float)", p, &f32s(&[1.0]), &u32s(&[0x3f80_0000]));
+    agree("as_uchar4(float)", p, &f32s(&[-0.0]), &[0, 0, 0, 0x80]);
+}
+
+/// A kernel `fn(src, dst, vectors)` whose loop body is `body(builder, src, dst, i)`.
+fn hand_kernel(
+    body: impl Fn(
+        &mut FunctionBuilder,
+        cranelift_codegen::ir::Value,
+        cranelift_codegen::ir::Value,
+        cranelift_codegen::ir::Value,
+    ),
+) -> Function {
+    let isa = jit::host_isa(X64Flags::Host).unwrap();
+    let mut func = Function::with_name_signature(
+        UserFuncName::user(0, 0),
+        kernel::signature(isa.default_call_conv()),
+    );
+    let mut ctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+    let (entry, head, body_block, exit) = (
+        b.create_block(),
+        b.create_block(),
+        b.create_block(),
+        b.create_block(),
+    );
+    b.append_block_params_for_function_params(entry);
+    b.append_block_param(head, types::I64);
+    b.switch_to_block(entry);
+    let params = b.block_params(entry).to_vec();
+    let zero = b.ins().iconst(types::I64, 0);
+    b.ins().jump(head, &[zero.into()]);
+    b.switch_to_block(head);
+    let i = b.block_params(head)[0];
+    let more = b.ins().icmp(IntCC::SignedLessThan, i, params[2]);
+    b.ins().brif(more, body_block, &[], exit, &[]);
+    b.switch_to_block(body_block);
+    body(&mut b, params[0], params[1], i);
+    let next = b.ins().iadd_imm_u(i, 1);
+    b.ins().jump(head, &[next.into()]);
+    b.switch_to_block(exit);
+    b.ins().return_(&[]);
+    b.seal_all_blocks();
+    b.finalize(isa.frontend_config());
+    func
+}
+
+fn flags() -> MemFlagsData {
+    MemFlagsData::new()
+        .with_endianness(Endianness::Little)
+        .with_notrap()
+}
+
+#[test]
+fn a_wrong_kernel_is_reported() {
+    let r = Request::parse("convert_uchar_sat(float)", Extensions::default()).unwrap();
+    let elements = interp::sample_inputs(ScalarType::Float, 64, SEED);
+    // Control: the real kernel passes.
+    let isa = jit::host_isa(X64Flags::Host).unwrap();
+    let real = kernel::build(&r, Layout::Packed, Rounding::Rte, isa.frontend_config(), 0);
+    let o = interp::check_function(&r, Layout::Packed, &real, &elements).unwrap();
+    assert!(o.passed() && o.elements > 64, "{o:?}");
+
+    // Stores the constant 7 into every element.
+    let constant = hand_kernel(|b, _src, dst, i| {
+        let seven = b.ins().iconst(types::I8, 7);
+        let at = b.ins().iadd(dst, i);
+        b.ins().store(flags(), seven, at, 0);
+    });
+    let o = interp::check_function(&r, Layout::Packed, &constant, &elements).unwrap();
+    assert!(!o.passed());
+    // Every element whose correct result is not 7 mismatches, at length 1 and at the full length.
+    let scalar = r_scalar(&r);
+    let wrong = |x: &u64| reference::convert_element(&scalar, Rounding::Rte, *x).bits != 7;
+    let expected = elements.iter().filter(|x| wrong(x)).count() + usize::from(wrong(&elements[0]));
+    assert!(expected > 100);
+    assert_eq!(o.mismatch_count, expected);
+    let m = &o.mismatches[0];
+    assert_eq!((m.got, m.layout), (7, Layout::Packed));
+    assert_eq!(
+        m.expected,
+        reference::convert_element(&scalar, Rounding::Rte, m.input).bits
+    );
+
+    // The same through the request-level API would build the right kernel, so the check can
+    // only fail through check_function; the JIT-built kernel of a different request also fails.
+    let other = Request::parse("convert_uchar_sat_rte(float)", Extensions::default()).unwrap();
+    let o = interp::check_function(&other, Layout::Packed, &real, &elements).unwrap();
+    assert!(
+        o.mismatch_count > 0,
+        "rtz and rte kernels must differ on the ties"
+    );
+}
+
+fn r_scalar(r: &Request) -> clconv::Conversion {
+    match r {
+        Request::Convert(c) => c.per_element(),
+        Request::Reinterpret(_) => unreachable!(),
+    }
+}
+
+#[test]
+fn unsafe_kernels_are_stopped() {
+    let src = [0u8; 16];
+    let mut dst = [0u8; 16];
+
+    // One byte past the destination.
+    let past = hand_kernel(|b, _src, dst, i| {
+        let one = b.ins().iconst(types::I8, 1);
+        let at = b.ins().iadd(dst, i);
+        b.ins().store(flags(), one, at, 1);
+    });
+    let e = interp::run_kernel(&past, &src, &mut dst, 16).unwrap_err();
+    match &e {
+        InterpError::OutOfBounds {
+            access,
+            bytes,
+            address,
+            ..
+        } => {
+            assert_eq!(
+                (*access, *bytes, *address),
+                (Access::Store, 1, interp::DST_BASE + 16)
+            );
+        }
+        other => panic!("{other}"),
+    }
+    assert!(e.to_string().contains("dst +16"), "{e}");
+    assert_eq!((dst[0], &dst[1..]), (0, &[1u8; 15][..]));
+
+    // Into the (read-only) source.
+    let into_src = hand_kernel(|b, src, _dst, i| {
+        let one = b.ins().iconst(types::I8, 1);
+        let at = b.ins().iadd(src, i);
+        b.ins().store(flags(), one, at, 0);
+    });
+    let e = interp::run_kernel(&into_src, &src, &mut dst, 1).unwrap_err();
+    assert!(e.to_string().contains("read-only source"), "{e}");
+
+    // A wild load (a host-looking pointer).
+    let wild = hand_kernel(|b, _src, dst, i| {
+        let p = b.ins().iconst(types::I64, 0x7fff_0000_1000);
+        let v = b.ins().load(types::I8, flags(), p, 0);
+        let at = b.ins().iadd(dst, i);
+        b.ins().store(flags(), v, at, 0);
+    });
+    let e = interp::run_kernel(&wild, &src, &mut dst, 1).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            InterpError::OutOfBounds {
+                access: Access::Load,
+                ..
+            }
+        ),
+        "{e}"
+    );
+
+    // A loop that never ends: `vectors` is huge, nothing is touched.
+    let spin = hand_kernel(|b, _src, _dst, _i| {
+        b.ins().nop();
+    });
+    let e = interp::run_kernel(&spin, &src, &mut dst, usize::MAX >> 1).unwrap_err();
+    assert_eq!(
+        e,
+        InterpError::StepLimit {
+            limit: interp::step_limit(16, 16)
+        }
+    );
+
+    // Not a kernel signature.
+    let mut f = spin.clone();
+    f.signature.params.pop();
+    assert!(matches!(
+        interp::run_kernel(&f, &src, &mut dst, 1),
+        Err(InterpError::Signature { .. })
+    ));
+}
+
+#[test]
+fn what_the_interpreter_cannot_run_is_reported_not_propagated() {
+    // F16 conversions panic inside the interpreter (unimplemented!).
+    let f16 = hand_kernel(|b, src, dst, i| {
+        let two = b.ins().imul_imm_u(i, 2);
+        let from = b.ins().iadd(src, two);
+        let h = b.ins().load(types::F16, flags(), from, 0);
+        let f = b.ins().fpromote(types::F32, h);
+        let four = b.ins().imul_imm_u(i, 4);
+        let to = b.ins().iadd(dst, four);
+        b.ins().store(flags(), f, to, 0);
+    });
+    let src = 0x3c00u16.to_le_bytes();
+    let mut dst = [0u8; 4];
+    match interp::run_kernel(&f16, &src, &mut dst, 1) {
+        Err(InterpError::Unsupported { what }) => assert!(what.contains("fpromote"), "{what}"),
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+}
+
+/// Interpreter speed per conversion class (a third of the matrix, packed layout, the
+/// interpretation alone): `cargo test --test interpreter throughput -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement, not a check"]
+fn throughput() {
+    use std::collections::BTreeMap;
+    let all = Request::all(Extensions::with_fp16());
+    let isa = jit::host_isa(X64Flags::Host).unwrap();
+    let mut by: BTreeMap<String, (u64, usize, Duration)> = BTreeMap::new();
+    let kind = |t: ScalarType| {
+        if t == ScalarType::Half {
+            "half"
+        } else if t.is_float() {
+            "float"
+        } else {
+            "int"
+        }
+    };
+    for r in all.iter().step_by(3) {
+        let class = match r {
+            Request::Convert(_) => format!("{}->{}", kind(r.src().elem), kind(r.dst().elem)),
+            _ => "as_".into(),
+        };
+        let e = interp::sample_inputs(r.src().elem, INPUTS, SEED);
+        let f = kernel::build(r, Layout::Packed, Rounding::Rte, isa.frontend_config(), 0);
+        let lanes = r.src().lanes();
+        let n = e.len() / lanes;
+        let src = vec![0x11u8; n * buffer::bytes_per_vector(r.src(), Layout::Packed)];
+        let mut dst = vec![0u8; n * buffer::bytes_per_vector(r.dst(), Layout::Packed)];
+        let t = Instant::now();
+        let steps = interp::run_kernel_with_limit(&f, &src, &mut dst, n, u64::MAX).unwrap();
+        let d = t.elapsed();
+        let entry = by.entry(class).or_default();
+        entry.0 += steps;
+        entry.1 += n * lanes;
+        entry.2 += d;
+    }
+    let (mut s, mut e, mut d) = (0, 0, Duration::ZERO);
+    for (class, (steps, elems, time)) in &by {
+        s += steps;
+        e += elems;
+        d += *time;
+        eprintln!(
+            "{class:12} {:6.1} steps/elem {:6.2} M steps/s {:6.3} M elem/s",
+            *steps as f64 / *elems as f64,
+            *steps as f64 / time.as_secs_f64() / 1e6,
+            *elems as f64 / time.as_secs_f64() / 1e6
+        );
+    }
+    eprintln!(
+        "all {:6.1} steps/elem {:6.2} M steps/s {:6.3} M elem/s",
+        s as f64 / e as f64,
+        s as f64 / d.as_secs_f64() / 1e6,
+        e as f64 / d.as_secs_f64() / 1e6
+    );
+}
