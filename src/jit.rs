@@ -24,9 +24,9 @@
 use crate::buffer::{self, BufferError};
 use crate::kernel;
 use crate::request::{Builtin, Request, RequestError};
+use crate::target::Target;
 use crate::types::{Extensions, Layout, Rounding, ScalarType, Width};
 use cranelift_codegen::isa::OwnedTargetIsa;
-use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
 use std::collections::HashMap;
@@ -62,74 +62,64 @@ pub enum JitError {
     },
 }
 
-/// x86-64 instruction-set flag sets a [`Jit`] can compile for, besides the host's own.
+/// x86-64 instruction-set flag sets a [`Jit`] can compile for and run on this machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum X64Flags {
     /// What `cranelift-native` detects on this machine.
     Host,
-    /// The x86-64 baseline: SSE2 only (rounding becomes libm calls).
+    /// The x86-64 baseline: SSE2 only.
     Sse2,
     /// SSE4.1 (and SSE3, SSSE3).
     Sse41,
     /// AVX2 (and FMA, BMI, no AVX-512).
     Avx2,
+    /// AVX-512 F/VL/DQ on top of AVX2.
+    Avx512,
 }
 
 impl X64Flags {
     /// The flag sets, host first.
-    pub const ALL: [X64Flags; 4] = [
+    pub const ALL: [X64Flags; 5] = [
         X64Flags::Host,
         X64Flags::Sse2,
         X64Flags::Sse41,
         X64Flags::Avx2,
+        X64Flags::Avx512,
     ];
 
-    /// A short name: `host`, `sse2`, `sse4.1`, `avx2`.
+    /// A short name: `host`, `sse2`, `sse4.1`, `avx2`, `avx512`.
     pub const fn name(self) -> &'static str {
         match self {
             X64Flags::Host => "host",
             X64Flags::Sse2 => "sse2",
             X64Flags::Sse41 => "sse4.1",
             X64Flags::Avx2 => "avx2",
+            X64Flags::Avx512 => "avx512",
+        }
+    }
+
+    /// The compilation target it stands for.
+    pub const fn target(self) -> Target {
+        match self {
+            X64Flags::Host => Target::Host,
+            X64Flags::Sse2 => Target::X86_64Sse2,
+            X64Flags::Sse41 => Target::X86_64Sse41,
+            X64Flags::Avx2 => Target::X86_64Avx2,
+            X64Flags::Avx512 => Target::X86_64Avx512,
         }
     }
 }
 
-/// Builds the Cranelift ISA for `flags` on this machine.
+/// Builds the Cranelift ISA for `flags` on this machine; refuses flag sets this CPU lacks.
 pub fn host_isa(flags: X64Flags) -> Result<OwnedTargetIsa, JitError> {
-    let isa_err = |e: &dyn std::fmt::Display| JitError::Isa(e.to_string());
-    let mut shared = settings::builder();
-    shared.set("opt_level", "speed").map_err(|e| isa_err(&e))?;
-    shared
-        .set("use_colocated_libcalls", "false")
-        .map_err(|e| isa_err(&e))?;
-    shared.set("is_pic", "false").map_err(|e| isa_err(&e))?;
-    let shared = settings::Flags::new(shared);
-    let mut builder = match flags {
-        X64Flags::Host => cranelift_native::builder().map_err(|e| isa_err(&e))?,
-        _ => cranelift_native::builder_with_options(false).map_err(|e| isa_err(&e))?,
-    };
-    let enable: &[&str] = match flags {
-        X64Flags::Host | X64Flags::Sse2 => &[],
-        X64Flags::Sse41 => &["has_sse3", "has_ssse3", "has_sse41"],
-        X64Flags::Avx2 => &[
-            "has_sse3",
-            "has_ssse3",
-            "has_sse41",
-            "has_sse42",
-            "has_avx",
-            "has_avx2",
-            "has_fma",
-            "has_popcnt",
-            "has_bmi1",
-            "has_bmi2",
-            "has_lzcnt",
-        ],
-    };
-    for name in enable {
-        builder.enable(name).map_err(|e| isa_err(&e))?;
+    let target = flags.target();
+    if !target.runs_here() {
+        return Err(JitError::Isa(format!(
+            "this machine cannot run code for {}",
+            target.name()
+        )));
     }
-    builder.finish(shared).map_err(|e| isa_err(&e))
+    target.isa().map_err(|e| JitError::Isa(e.to_string()))
 }
 
 /// A kernel's Cranelift IR and machine code, from [`Jit::disassemble`].
@@ -149,11 +139,11 @@ type KernelFn = extern "C" fn(*const u8, *mut u8, i64);
 #[derive(Clone, Copy, Debug)]
 struct EntryPoint(usize);
 
-struct JitInner {
-    isa: OwnedTargetIsa,
+pub(crate) struct JitInner {
+    pub(crate) isa: OwnedTargetIsa,
     ext: Extensions,
-    static_mode: Rounding,
-    module: Mutex<Option<JITModule>>,
+    pub(crate) static_mode: Rounding,
+    pub(crate) module: Mutex<Option<JITModule>>,
     cache: Mutex<HashMap<(Request, Layout), EntryPoint>>,
 }
 
@@ -178,7 +168,7 @@ impl Drop for JitInner {
 /// See the [module docs](self) for an example.
 #[derive(Clone)]
 pub struct Jit {
-    inner: Arc<JitInner>,
+    pub(crate) inner: Arc<JitInner>,
 }
 
 impl Jit {
@@ -194,7 +184,9 @@ impl Jit {
         static_mode: Rounding,
     ) -> Result<Jit, JitError> {
         let isa = host_isa(flags)?;
-        let module = JITModule::new(JITBuilder::with_isa(isa.clone(), default_libcall_names()));
+        let mut builder = JITBuilder::with_isa(isa.clone(), default_libcall_names());
+        builder.symbols(libcalls::symbols());
+        let module = JITModule::new(builder);
         Ok(Jit {
             inner: Arc::new(JitInner {
                 isa,
@@ -277,52 +269,123 @@ impl Jit {
     /// assert!(d.code_size > 0);
     /// ```
     pub fn disassemble(&self, request: &Request, layout: Layout) -> Result<Disassembly, JitError> {
-        let built = kernel::build(request, layout, self.inner.static_mode, &*self.inner.isa, 0)
-            .map_err(|e| JitError::Compile {
-                request: request.to_string(),
-                why: e.to_string(),
-            })?;
-        let func = built.func;
-        let clif = func.display().to_string();
-        let isa = &self.inner.isa;
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            let mut ctx = cranelift_codegen::Context::for_function(func);
-            ctx.set_disasm(true);
-            let mut ctrl = cranelift_codegen::control::ControlPlane::default();
-            ctx.compile(&**isa, &mut ctrl)
-                .map(|code| {
-                    (
-                        code.vcode.clone().unwrap_or_default(),
-                        code.code_buffer().len(),
-                    )
-                })
-                .map_err(|e| format!("{:?}", e.inner))
-        }));
-        let (asm, code_size) = match result {
-            Ok(Ok(v)) => v,
-            Ok(Err(why)) => {
-                return Err(JitError::Compile {
-                    request: request.to_string(),
-                    why,
-                })
-            }
-            Err(_) => {
-                return Err(JitError::Compile {
-                    request: request.to_string(),
-                    why: "Cranelift panicked".into(),
-                })
-            }
-        };
+        let c = kernel::compile(
+            request,
+            layout,
+            self.inner.static_mode,
+            &*self.inner.isa,
+            true,
+        )
+        .map_err(|e| JitError::Compile {
+            request: request.to_string(),
+            why: e.why,
+        })?;
         Ok(Disassembly {
-            clif,
-            asm,
-            code_size,
+            clif: c.clif,
+            asm: c.asm.unwrap_or_default(),
+            code_size: c.code_size,
         })
     }
 
     /// The number of compiled kernels in the cache.
     pub fn cached_kernels(&self) -> usize {
         lock(&self.inner.cache).len()
+    }
+}
+
+/// The routines Cranelift's x86-64 backend calls where the flag set lacks an instruction: libm's
+/// rounding and fma without SSE4.1 or FMA, and its own `__cranelift_x86_pshufb` without SSSE3.
+/// cranelift-jit would look them up by name in the process, where a Rust program need not
+/// export them (nor even link libm) and the pshufb helper never exists: it panics with "can't
+/// resolve libcall", which made every rounding or shuffling kernel fail with `X64Flags::Sse2`.
+mod libcalls {
+    pub(super) fn symbols() -> Vec<(&'static str, *const u8)> {
+        type F32Fn = extern "C" fn(f32) -> f32;
+        type F64Fn = extern "C" fn(f64) -> f64;
+        type Fma32 = extern "C" fn(f32, f32, f32) -> f32;
+        type Fma64 = extern "C" fn(f64, f64, f64) -> f64;
+        #[allow(unused_mut)]
+        let mut symbols = vec![
+            ("ceilf", ceil_f32 as F32Fn as *const u8),
+            ("ceil", ceil_f64 as F64Fn as *const u8),
+            ("floorf", floor_f32 as F32Fn as *const u8),
+            ("floor", floor_f64 as F64Fn as *const u8),
+            ("truncf", trunc_f32 as F32Fn as *const u8),
+            ("trunc", trunc_f64 as F64Fn as *const u8),
+            ("nearbyintf", nearest_f32 as F32Fn as *const u8),
+            ("nearbyint", nearest_f64 as F64Fn as *const u8),
+            ("fmaf", fma_f32 as Fma32 as *const u8),
+            ("fma", fma_f64 as Fma64 as *const u8),
+        ];
+        #[cfg(all(target_arch = "x86_64", unix))]
+        symbols.push(("__cranelift_x86_pshufb", x86::pshufb_ptr()));
+        symbols
+    }
+
+    extern "C" fn ceil_f32(x: f32) -> f32 {
+        x.ceil()
+    }
+    extern "C" fn ceil_f64(x: f64) -> f64 {
+        x.ceil()
+    }
+    extern "C" fn floor_f32(x: f32) -> f32 {
+        x.floor()
+    }
+    extern "C" fn floor_f64(x: f64) -> f64 {
+        x.floor()
+    }
+    extern "C" fn trunc_f32(x: f32) -> f32 {
+        x.trunc()
+    }
+    extern "C" fn trunc_f64(x: f64) -> f64 {
+        x.trunc()
+    }
+    // nearbyint in the default floating-point environment: ties to even.
+    extern "C" fn nearest_f32(x: f32) -> f32 {
+        x.round_ties_even()
+    }
+    extern "C" fn nearest_f64(x: f64) -> f64 {
+        x.round_ties_even()
+    }
+    extern "C" fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
+        a.mul_add(b, c)
+    }
+    extern "C" fn fma_f64(a: f64, b: f64, c: f64) -> f64 {
+        a.mul_add(b, c)
+    }
+
+    // System V only: there __m128i travels in an XMM register both for Rust's extern "C" and for
+    // Cranelift's I8X16 (the lint does not know SIMD types); Windows passes it by reference.
+    #[cfg(all(target_arch = "x86_64", unix))]
+    #[allow(improper_ctypes_definitions)]
+    mod x86 {
+        use std::arch::x86_64::__m128i;
+
+        pub(super) fn pshufb_ptr() -> *const u8 {
+            pshufb as extern "C" fn(__m128i, __m128i) -> __m128i as *const u8
+        }
+
+        /// SSSE3 `pshufb` (Cranelift's signature: I8X16, I8X16 -> I8X16): byte i of the result is
+        /// `a[mask[i] & 15]`, or 0 when bit 7 of `mask[i]` is set.
+        extern "C" fn pshufb(a: __m128i, mask: __m128i) -> __m128i {
+            // SAFETY: __m128i and [u8; 16] have the same size and every bit pattern is valid
+            // for both.
+            let (a, mask) = unsafe {
+                (
+                    std::mem::transmute::<__m128i, [u8; 16]>(a),
+                    std::mem::transmute::<__m128i, [u8; 16]>(mask),
+                )
+            };
+            let out: [u8; 16] = std::array::from_fn(|i| {
+                if mask[i] & 0x80 != 0 {
+                    0
+                } else {
+                    a[usize::from(mask[i] & 15)]
+                }
+            });
+            // SAFETY: as above.
+            unsafe { std::mem::transmute::<[u8; 16], __m128i>(out) }
+        }
     }
 }
 

@@ -362,3 +362,82 @@ fn chunk_sizes(mut bytes: usize, widest: usize) -> Vec<(usize, Type)> {
     }
     out
 }
+
+/// A kernel compiled to machine code (not loaded for running): for any target.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The Cranelift IR.
+    pub clif: String,
+    /// Cranelift's disassembly of the emitted code (when asked for).
+    pub asm: Option<String>,
+    /// The machine code's size in bytes.
+    pub code_size: usize,
+    /// The table row that chose the recipe.
+    pub row: &'static Row,
+}
+
+/// Why a kernel did not compile.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{request} does not compile for {target}: {why}")]
+pub struct CompileError {
+    /// The request.
+    pub request: String,
+    /// The target triple.
+    pub target: String,
+    /// Cranelift's message (or the panic it raised).
+    pub why: String,
+}
+
+/// Builds and compiles `request`'s kernel for `isa` without loading it: the cross-compilation
+/// check, `clconv show`, and the lowering report use this. Cranelift errors and panics both
+/// come back as a [`CompileError`].
+///
+/// ```
+/// use clconv::{kernel, target::Target, Extensions, Layout, Request, Rounding};
+/// let isa = Target::Aarch64.isa().unwrap();
+/// let r = Request::parse("convert_int4_sat_rte(float4)", Extensions::default()).unwrap();
+/// let c = kernel::compile(&r, Layout::Packed, Rounding::Rte, &*isa, true).unwrap();
+/// assert!(c.asm.unwrap().contains("frintn"));
+/// ```
+pub fn compile(
+    request: &Request,
+    layout: Layout,
+    static_mode: Rounding,
+    isa: &dyn TargetIsa,
+    disasm: bool,
+) -> Result<Compiled, CompileError> {
+    let error = |why: String| CompileError {
+        request: request.to_string(),
+        target: isa.triple().to_string(),
+        why,
+    };
+    let built = build(request, layout, static_mode, isa, 0).map_err(|e| error(e.to_string()))?;
+    let clif = built.func.display().to_string();
+    let func = built.func;
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut ctx = cranelift_codegen::Context::for_function(func);
+        ctx.set_disasm(disasm);
+        let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+        ctx.compile(isa, &mut ctrl)
+            .map(|code| (code.vcode.clone(), code.code_buffer().len()))
+            .map_err(|e| format!("{:?}", e.inner))
+    }));
+    let (asm, code_size) = match result {
+        Ok(Ok(v)) => v,
+        Ok(Err(why)) => return Err(error(why)),
+        Err(panic) => {
+            let why = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic".into());
+            return Err(error(format!("Cranelift panicked: {why}")));
+        }
+    };
+    Ok(Compiled {
+        clif,
+        asm,
+        code_size,
+        row: built.row,
+    })
+}

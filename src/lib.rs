@@ -21,6 +21,8 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod arith;
+pub mod arith_kernel;
 pub mod buffer;
 pub mod check;
 pub mod interp;
@@ -31,6 +33,7 @@ pub mod names;
 pub mod reference;
 pub mod request;
 pub mod table;
+pub mod target;
 pub mod types;
 
 pub use request::{Builtin, Conversion, Reinterpretation, Request, RequestError};

@@ -440,7 +440,15 @@ fn show(args: &Args) -> Result<ExitCode, Usage> {
 }
 
 fn list(args: &Args) -> Result<ExitCode, Usage> {
-    let filter = args.positional.first().map(String::as_str).unwrap_or("");
+    let filter = match args.positional.as_slice() {
+        [] => "",
+        [f] => f.as_str(),
+        more => {
+            return Err(Usage(format!(
+                "list takes at most one FILTER, got {more:?}"
+            )))
+        }
+    };
     for r in Request::all(args.ext()) {
         let name = r.to_string();
         if name.contains(filter) {

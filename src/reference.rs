@@ -58,6 +58,8 @@
 //! assert_eq!(reference::convert_element(&c, Rounding::Rte, 0x3eff_ffff).bits, 0);
 //! ```
 
+pub mod arith;
+
 use crate::buffer::{self, BufferError};
 use crate::request::{Conversion, Reinterpretation, Request};
 use crate::types::{Layout, Rounding, ScalarType};

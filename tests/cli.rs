@@ -556,6 +556,49 @@ fn check_command() {
     usage_error(&["check", "a", "b"], &["FILTER"]);
 }
 
+/// Every x86-64 flag set runs its kernels here or is refused (never a SIGILL). The baseline
+/// (SSE2) turns rounding into libm calls and byte shuffles into a Cranelift helper, which the
+/// JIT must be able to resolve: the double4 sources round, the short16 ones narrow.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn check_with_flag_sets() {
+    use std::arch::is_x86_feature_detected as has;
+    let avx2 = has!("sse4.2")
+        && has!("avx")
+        && has!("avx2")
+        && has!("fma")
+        && has!("popcnt")
+        && has!("bmi1")
+        && has!("bmi2")
+        && has!("lzcnt");
+    let runs = [
+        ("sse2", true),
+        ("sse4.1", has!("sse3") && has!("ssse3") && has!("sse4.1")),
+        ("avx2", avx2),
+        (
+            "avx512",
+            avx2 && has!("avx512f") && has!("avx512vl") && has!("avx512dq"),
+        ),
+    ];
+    for (flags, host_runs) in runs {
+        for filter in ["(double4)", "(short16)"] {
+            let args = ["check", filter, "--inputs", "20", "--flags", flags];
+            if host_runs {
+                let out = ok(&args);
+                let last = out.lines().last().unwrap_or_default();
+                let passed: usize = last
+                    .strip_suffix(" passed, 0 failed")
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or_else(|| panic!("--flags {flags} {filter}: {out}"));
+                // 11 destinations x (sat, 5 roundings) + the as_ of the same size: ~100.
+                assert!(passed >= 100, "--flags {flags} {filter}: {last}");
+            } else {
+                usage_error(&args, &[flags]);
+            }
+        }
+    }
+}
+
 #[test]
 fn show_command() {
     let clif = ok(&["show", "convert_int4_sat_rte(float4)", "--clif"]);
@@ -596,6 +639,7 @@ fn list_command() {
     // One line per source type: char ... double (no half without --fp16).
     assert_eq!(out.lines().count(), 10, "{out}");
     assert!(out.lines().all(|l| l.starts_with("convert_int4_sat_rte(")));
+    usage_error(&["list", "convert_int4", "convert_int2"], &["FILTER"]);
     let with_half = ok(&["list", "convert_int4_sat_rte", "--fp16"]);
     assert!(with_half.contains("convert_int4_sat_rte(half4)\t_Z20convert_int4_sat_rteDv4_Dh"));
 }

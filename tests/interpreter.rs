@@ -6,7 +6,8 @@
 use clconv::check;
 use clconv::interp::{self, Access, InterpError, InterpOutcome};
 use clconv::jit::{self, Jit, X64Flags};
-use clconv::{buffer, kernel, reference, Extensions, Layout, Request, Rounding, ScalarType};
+use clconv::target::Target;
+use clconv::{buffer, kernel, reference, table, Extensions, Layout, Request, Rounding, ScalarType};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Endianness, Function, InstBuilder, MemFlagsData, UserFuncName};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -78,10 +79,19 @@ fn whole_matrix_in_the_interpreter_matches_the_reference() {
             instructions += o.instructions;
             assert!(o.inputs >= 64, "{}: only {} inputs", o.request, o.inputs);
             if let Some(u) = &o.unsupported {
-                unsupported.push(format!("{} [{}]: {}", o.request, u.layout.name(), u.what));
+                unsupported.push(format!(
+                    "{} [{}] (recipe {}): {}",
+                    o.request,
+                    u.layout.name(),
+                    o.recipe,
+                    u.what
+                ));
             }
             if o.mismatch_count > 0 {
-                let mut line = format!("{}: {} mismatches", o.request, o.mismatch_count);
+                let mut line = format!(
+                    "{} (recipe {}): {} mismatches",
+                    o.request, o.recipe, o.mismatch_count
+                );
                 for m in o.mismatches.iter().take(3) {
                     line += &format!("\n  {m}");
                 }
@@ -132,6 +142,87 @@ fn whole_matrix_in_the_interpreter_matches_the_reference() {
             .collect();
         assert_eq!(names, expected);
     }
+}
+
+/// Inputs per request on the other targets' recipes (fewer: the IR is already known to be right
+/// wherever a target picks the host's recipe).
+const INPUTS_OTHER_TARGETS: usize = 128;
+
+/// Every target's lowering table, run in the interpreter: the only way to execute the AArch64,
+/// RISC-V and s390x kernels on this machine. A recipe's IR does not depend on the target, so
+/// only the (request, recipe) pairs the host does not already check are run: for each element
+/// conversion (table key) whose recipe differs from the host's, every width and layout.
+#[test]
+fn other_targets_kernels_match_the_reference() {
+    let started = Instant::now();
+    let host = jit::host_isa(X64Flags::Host).unwrap();
+    let requests = Request::all(Extensions::with_fp16());
+    let recipe_of = |isa: &dyn cranelift_codegen::isa::TargetIsa, r: &Request| {
+        table::choose_for(isa, &kernel::key_of(r, Rounding::Rte))
+            .unwrap()
+            .recipe
+            .name
+    };
+    let mut seen = std::collections::HashSet::new();
+    let (mut checked, mut elements) = (0usize, 0usize);
+    let mut failed = Vec::new();
+    let mut unsupported = Vec::new();
+    for target in Target::ALL.into_iter().filter(|&t| t != Target::Host) {
+        let isa = target.isa().unwrap();
+        let mut here = 0;
+        for r in &requests {
+            let recipe = recipe_of(&*isa, r);
+            if recipe == recipe_of(&*host, r) || !seen.insert((*r, recipe)) {
+                continue;
+            }
+            here += 1;
+            match interp::check_request_on(r, &*isa, INPUTS_OTHER_TARGETS, SEED) {
+                Ok(o) => {
+                    assert_eq!(o.recipe, recipe);
+                    elements += o.elements;
+                    if let Some(u) = &o.unsupported {
+                        unsupported.push(format!(
+                            "{}: {r} (recipe {recipe}): {}",
+                            target.name(),
+                            u.what
+                        ));
+                    }
+                    if o.mismatch_count > 0 {
+                        failed.push(format!(
+                            "{}: {r} (recipe {recipe}): {} mismatches, first {:?}",
+                            target.name(),
+                            o.mismatch_count,
+                            o.mismatches.first()
+                        ));
+                    }
+                }
+                Err(e) => failed.push(format!("{}: {r} (recipe {recipe}): {e}", target.name())),
+            }
+        }
+        eprintln!(
+            "{}: {here} requests with a recipe the host does not use",
+            target.name()
+        );
+        checked += here;
+    }
+    for f in failed.iter().take(40) {
+        eprintln!("{f}");
+    }
+    for u in &unsupported {
+        eprintln!("cannot run: {u}");
+    }
+    eprintln!(
+        "{checked} requests, {elements} elements, {} cannot run, {} failed, {:.1} s",
+        unsupported.len(),
+        failed.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(failed.is_empty(), "{} failed", failed.len());
+    assert!(
+        unsupported.is_empty(),
+        "the interpreter cannot run {} kernels",
+        unsupported.len()
+    );
 }
 
 /// The sample contains the values that matter, and only values `check::inputs` has.
@@ -246,7 +337,9 @@ fn agree(name: &str, layout: Layout, src: &[u8], expected: &[u8]) {
     assert_eq!(got, expected, "JIT: {name} [{}]", layout.name());
 
     let isa = jit::host_isa(X64Flags::Host).unwrap();
-    let func = kernel::build(&r, layout, Rounding::Rte, isa.frontend_config(), 0);
+    let func = kernel::build(&r, layout, Rounding::Rte, &*isa, 0)
+        .unwrap()
+        .func;
     let mut got = vec![0xa5u8; expected.len()];
     interp::run_kernel(&func, src, &mut got, vectors).unwrap();
     assert_eq!(got, expected, "interpreter: {name} [{}]", layout.name());
@@ -431,7 +524,9 @@ fn a_wrong_kernel_is_reported() {
     let elements = interp::sample_inputs(ScalarType::Float, 64, SEED);
     // Control: the real kernel passes.
     let isa = jit::host_isa(X64Flags::Host).unwrap();
-    let real = kernel::build(&r, Layout::Packed, Rounding::Rte, isa.frontend_config(), 0);
+    let real = kernel::build(&r, Layout::Packed, Rounding::Rte, &*isa, 0)
+        .unwrap()
+        .func;
     let o = interp::check_function(&r, Layout::Packed, &real, &elements).unwrap();
     assert!(o.passed() && o.elements > 64, "{o:?}");
 
@@ -443,11 +538,15 @@ fn a_wrong_kernel_is_reported() {
     });
     let o = interp::check_function(&r, Layout::Packed, &constant, &elements).unwrap();
     assert!(!o.passed());
-    // Every element whose correct result is not 7 mismatches, at length 1 and at the full length.
+    // Every element whose correct result is not 7 mismatches, at every length the check runs
+    // (scalar: 0, 1, 2, 3, 15, 16, 17, 31, 32, 33 and all elements).
     let scalar = r_scalar(&r);
     let wrong = |x: &u64| reference::convert_element(&scalar, Rounding::Rte, *x).bits != 7;
-    let expected = elements.iter().filter(|x| wrong(x)).count() + usize::from(wrong(&elements[0]));
-    assert!(expected > 100);
+    let expected: usize = [0, 1, 2, 3, 15, 16, 17, 31, 32, 33, elements.len()]
+        .iter()
+        .map(|&n| elements[..n].iter().filter(|x| wrong(x)).count())
+        .sum();
+    assert!(expected > 200);
     assert_eq!(o.mismatch_count, expected);
     let m = &o.mismatches[0];
     assert_eq!((m.got, m.layout), (7, Layout::Packed));
@@ -595,7 +694,9 @@ fn throughput() {
             _ => "as_".into(),
         };
         let e = interp::sample_inputs(r.src().elem, INPUTS, SEED);
-        let f = kernel::build(r, Layout::Packed, Rounding::Rte, isa.frontend_config(), 0);
+        let f = kernel::build(r, Layout::Packed, Rounding::Rte, &*isa, 0)
+            .unwrap()
+            .func;
         let lanes = r.src().lanes();
         let n = e.len() / lanes;
         let src = vec![0x11u8; n * buffer::bytes_per_vector(r.src(), Layout::Packed)];

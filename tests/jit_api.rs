@@ -379,10 +379,10 @@ fn float_to_float() {
             -0.0,
             f32::NEG_INFINITY,
             -2.0,
-            // 0x3555: 2^-2 * (1 + 0x155/1024) = 0.25 * 1.3330078125
-            0.333_251_953_125,
+            // 0x3555: 2^-2 * (1 + 0x155/1024) = (1024 + 341) / 4096
+            1365.0 / 4096.0,
             // 0x0400: the smallest normal, 2^-14
-            6.103_515_625e-5,
+            1.0 / 16384.0,
         ],
     );
     // 0.1f is 13421773 * 2^-27 exactly (the division is exact in double).
@@ -916,4 +916,44 @@ fn jit_and_kernel_are_send_and_sync() {
     send_sync::<Jit>();
     send_sync::<Kernel>();
     send_sync::<JitError>();
+}
+
+/// The x86-64 baseline has no round instruction (libm calls) and no pshufb (a Cranelift
+/// helper): the JIT must resolve both.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn baseline_sse2_kernels_run() {
+    let jit = Jit::with_options(X64Flags::Sse2, Extensions::with_fp16(), Rounding::Rte).unwrap();
+    // nearbyintf: ties to even.
+    expect(
+        &jit,
+        "convert_int4_sat_rte(float4)",
+        &[0.5f32, 1.5, -2.5, f32::NAN],
+        &[0i32, 2, -2, 0],
+    );
+    // ceil, floor(f), trunc.
+    expect(
+        &jit,
+        "convert_long2_rtp(double2)",
+        &[1.1f64, -1.9],
+        &[2i64, -1],
+    );
+    expect(
+        &jit,
+        "convert_long2_rtn(float2)",
+        &[1.9f32, -1.1],
+        &[1i64, -2],
+    );
+    expect(
+        &jit,
+        "convert_uint4(double4)",
+        &[3.9f64, 4_294_967_295.5, -1.0, 1e10],
+        &[3u32, u32::MAX, 0, u32::MAX],
+    );
+    // Narrowing wraps to the low byte: 200 - 256 = -56, -200 + 256 = 56, 257 -> 1.
+    let src: [i16; 16] = [
+        200, -200, 127, -128, 256, 257, -1, 0, 1, 2, 3, 4, 0x7f80, -32768, 32767, 5,
+    ];
+    let want: [i8; 16] = [-56, 56, 127, -128, 0, 1, -1, 0, 1, 2, 3, 4, -128, 0, -1, 5];
+    expect(&jit, "convert_char16(short16)", &src, &want);
 }

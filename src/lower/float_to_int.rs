@@ -158,7 +158,14 @@ fn round_vector(
     let small = b.ins().fcmp(FloatCC::LessThan, abs, magic);
     let small = crate::lower::bitcast_le(b, ty, small);
     let integral = b.ins().bitselect(small, integral, abs);
-    let nearest = b.ins().fcopysign(integral, x);
+    // Copy the sign back with bit operations: x64 has no vector `fcopysign`.
+    let ity = crate::lower::lanes::int_vector(ty.lane_bits());
+    let sign_mask = splat_bits(b, ity, 1u64 << (ty.lane_bits() - 1));
+    let x_bits = crate::lower::bitcast_le(b, ity, x);
+    let sign = b.ins().band(x_bits, sign_mask);
+    let integral = crate::lower::bitcast_le(b, ity, integral);
+    let nearest = b.ins().bor(integral, sign);
+    let nearest = crate::lower::bitcast_le(b, ty, nearest);
     match rounding {
         Rounding::Rte | Rounding::Rtz => nearest,
         Rounding::Rtn => {

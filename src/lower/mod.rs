@@ -36,6 +36,7 @@ pub mod int_to_float;
 pub mod int_to_int;
 pub mod lanes;
 pub mod recipes;
+pub mod rounded_arith;
 
 use crate::request::{Conversion, Reinterpretation};
 use crate::types::{Rounding, ScalarType, VectorType};
