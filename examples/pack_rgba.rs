@@ -22,14 +22,21 @@ type PackFn = unsafe extern "C" fn(*const f32, *mut u8, i64);
 
 fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     // The ISA: what `cranelift-native` finds on this machine. Without SSE4.1, Cranelift lowers
-    // the rounding clconv emits to libm calls, which may sit more than 2 GB from the JIT's
-    // memory: hence no colocated libcalls (and no PIC, which cranelift-jit does not need).
+    // the rounding clconv emits to a call to libm's `nearbyintf`, which may sit more than 2 GB
+    // from the JIT's memory: hence no colocated libcalls (and no PIC, which cranelift-jit does
+    // not need). cranelift-jit looks that libcall up by name in the process, where a Rust
+    // program need not export it, so hand it over (clconv's own JIT does the same).
     let mut flags = settings::builder();
     flags.set("opt_level", "speed")?;
     flags.set("use_colocated_libcalls", "false")?;
     flags.set("is_pic", "false")?;
     let isa = cranelift_native::builder()?.finish(settings::Flags::new(flags))?;
-    let mut module = JITModule::new(JITBuilder::with_isa(isa.clone(), default_libcall_names()));
+    let mut jit = JITBuilder::with_isa(isa.clone(), default_libcall_names());
+    jit.symbol(
+        "nearbyintf",
+        nearbyintf as extern "C" fn(f32) -> f32 as *const u8,
+    );
+    let mut module = JITModule::new(jit);
 
     let mut sig = module.make_signature();
     for _ in 0..3 {
@@ -49,12 +56,7 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
 
     let mut fctx = FunctionBuilderContext::new();
     let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-    let (entry, head, body, exit) = (
-        b.create_block(),
-        b.create_block(),
-        b.create_block(),
-        b.create_block(),
-    );
+    let [entry, head, body, exit] = [(); 4].map(|()| b.create_block());
     b.append_block_params_for_function_params(entry);
     b.append_block_param(head, types::I64);
     b.switch_to_block(entry);
@@ -114,12 +116,7 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
         // NaN -> 0; 0.5 * 255 = 127.5, a tie, -> 128 (even).
         [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.5],
         // Channels whose product is exactly a tie: 0.5 -> 0, 2.5 -> 2, 3.5 -> 4, 254.5 -> 254.
-        [
-            lands_on(0.5)?,
-            lands_on(2.5)?,
-            lands_on(3.5)?,
-            lands_on(254.5)?,
-        ],
+        ties_at([0.5, 2.5, 3.5, 254.5])?,
     ];
     let mut pixels = vec![[0xa5u8; 4]; colours.len()];
     // SAFETY: `colours` holds `len` float4s and `pixels` `len` 4-byte pixels, exactly what the
@@ -159,12 +156,21 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     })
 }
 
-/// A colour channel whose f32 product with 255 is exactly `target` (a halfway case), found
+/// libm's `nearbyintf` in the default rounding mode: round to nearest, ties to even.
+extern "C" fn nearbyintf(x: f32) -> f32 {
+    x.round_ties_even()
+}
+
+/// Colour channels whose f32 products with 255 are exactly `targets` (halfway cases), found
 /// among the floats next to `target / 255`.
-fn lands_on(target: f32) -> Result<f32, String> {
-    let guess = (target / 255.0).to_bits() as i64;
-    (-16..=16)
-        .map(|d| f32::from_bits((guess + d) as u32))
-        .find(|x| *x * 255.0 == target)
-        .ok_or_else(|| format!("no float times 255 is exactly {target}"))
+fn ties_at(targets: [f32; 4]) -> Result<[f32; 4], String> {
+    let mut out = [0.0; 4];
+    for (x, target) in out.iter_mut().zip(targets) {
+        let guess = (target / 255.0).to_bits();
+        *x = (guess - 16..=guess + 16)
+            .map(f32::from_bits)
+            .find(|x| *x * 255.0 == target)
+            .ok_or_else(|| format!("no float times 255 is exactly {target}"))?;
+    }
+    Ok(out)
 }

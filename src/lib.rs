@@ -31,6 +31,7 @@ pub mod kernel;
 pub mod lower;
 pub mod names;
 pub mod reference;
+pub mod report;
 pub mod request;
 pub mod table;
 pub mod target;

@@ -20,16 +20,22 @@ usage:
       print the results as text when there is no --output. --values takes the input as text:
       comma-separated numbers, or 0x... bit patterns. --reference uses the reference interpreter
       instead of the JIT.
-  clconv show FUNCTION [--clif] [--asm] [--layout packed|aligned] [--flags FLAGS] [--fp16]
-      Print the batch kernel's Cranelift IR (--clif) and/or machine code (--asm; default both).
+  clconv show FUNCTION [--clif] [--asm] [--layout packed|aligned] [--flags FLAGS | --target T]
+                       [--fp16] [--static-mode rte|rtz|rtp|rtn]
+      Print the batch kernel's Cranelift IR (--clif) and/or machine code (--asm; default both),
+      for this machine or, with --target, for another: x86_64-sse2, x86_64-sse4.1,
+      x86_64-avx2, x86_64-avx512, aarch64, riscv64, riscv64-v, s390x.
   clconv check [FILTER] [--inputs N] [--seed S] [--flags FLAGS]
       Differential check of every request whose name contains FILTER (default: the whole matrix,
       half included) against the reference. Ends with the line `N passed, N failed`.
+  clconv report [--write]
+      The lowering report: instructions per element and recipe, per conversion and target
+      (--write: regenerate lowering-tables/REPORT.md).
   clconv list [FILTER] [--fp16]
       Print every request (canonical and mangled name) whose name contains FILTER.
 
 FUNCTION is any spelling: convert_uchar4_sat_rte(float4), _Z20convert_int4_sat_rteDv4_f,
-as_float4(int4). FLAGS is an x86-64 flag set: host (default), sse2, sse4.1, avx2.
+as_float4(int4). FLAGS is an x86-64 flag set this machine runs: host (default), sse2, sse4.1, avx2, avx512.
 half needs --fp16 (the cl_khr_fp16 extension) except in `check`, which covers the whole matrix.
 ";
 
@@ -100,6 +106,7 @@ const VALUE_OPTIONS: &[&str] = &[
     "--inputs",
     "--seed",
     "--static-mode",
+    "--target",
 ];
 
 impl Args {
@@ -252,14 +259,16 @@ fn run_command(args: &[String]) -> Result<ExitCode, Usage> {
                 "--asm",
                 "--layout",
                 "--flags",
+                "--target",
                 "--fp16",
                 "--static-mode",
             ],
         )?),
+        "report" => report(&Args::parse(rest, &["--write"])?),
         "check" => check(&Args::parse(rest, &["--inputs", "--seed", "--flags"])?),
         "list" => list(&Args::parse(rest, &["--fp16"])?),
         other => Err(Usage(format!(
-            "unknown command {other:?}: the commands are demo, run, show, check and list"
+            "unknown command {other:?}: the commands are demo, run, show, check, list and report"
         ))),
     }
 }
@@ -419,22 +428,62 @@ fn format_element(bytes: &[u8], t: ScalarType) -> String {
 fn show(args: &Args) -> Result<ExitCode, Usage> {
     let ext = args.ext();
     let request = Request::parse(args.one_positional("FUNCTION")?, ext)?;
-    let jit = Jit::with_options(args.flags()?, ext, args.static_mode()?)?;
-    let d = jit.disassemble(&request, args.layout()?)?;
+    let (target, isa) = match args.value("--target") {
+        Some(name) => {
+            if args.value("--flags").is_some() {
+                return Err(Usage("give --target or --flags, not both".into()));
+            }
+            let target = clconv::target::Target::from_name(name).ok_or_else(|| {
+                let names: Vec<&str> = clconv::target::Target::ALL
+                    .iter()
+                    .map(|t| t.name())
+                    .collect();
+                Usage(format!(
+                    "unknown target {name:?}: one of {}",
+                    names.join(", ")
+                ))
+            })?;
+            (target.name().to_string(), target.isa()?)
+        }
+        None => {
+            let flags = args.flags()?;
+            (flags.name().to_string(), clconv::jit::host_isa(flags)?)
+        }
+    };
+    let c = clconv::kernel::compile(&request, args.layout()?, args.static_mode()?, &*isa, true)?;
     let (clif, asm) = match (args.flag("--clif"), args.flag("--asm")) {
         (false, false) => (true, true),
         flags => flags,
     };
     if clif {
-        out!(";; {request} ({})\n{}", request.mangled(), d.clif);
+        out!(";; {request} ({})\n{}", request.mangled(), c.clif);
     }
     if asm {
         out!(
-            ";; machine code for {} ({} bytes)\n{}",
-            args.flags()?.name(),
-            d.code_size,
-            d.asm
+            ";; machine code for {target} ({} bytes; recipe {} from {}:{})\n{}",
+            c.code_size,
+            c.row.recipe.name,
+            c.row.file,
+            c.row.line,
+            c.asm.unwrap_or_default()
         );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `clconv report [--write]`: the lowering report, printed or written to
+/// lowering-tables/REPORT.md.
+fn report(args: &Args) -> Result<ExitCode, Usage> {
+    if !args.positional.is_empty() {
+        return Err(Usage("report takes no arguments, only --write".into()));
+    }
+    let text = clconv::report::generate();
+    if args.flag("--write") {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/lowering-tables/REPORT.md");
+        std::fs::write(path, &text).map_err(|e| Usage(format!("cannot write {path}: {e}")))?;
+        eprintln!("wrote {path}");
+    } else {
+        out!("{text}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,153 @@
+//! `lowering-tables/`: every conversion has exactly one fallback row on every architecture,
+//! every row is chosen by some conversion on some target, and malformed tables are rejected
+//! with the file and line.
+
+use clconv::lower::recipes::Class;
+use clconv::table::{self, Arch, Key, Table};
+use clconv::target::Target;
+
+/// The targets whose feature sets decide each architecture's guarded rows.
+fn targets_of(arch: Arch) -> Vec<Target> {
+    match arch {
+        Arch::X86_64 => Target::X86_64.to_vec(),
+        Arch::Aarch64 => vec![Target::Aarch64],
+        Arch::Riscv64 => vec![Target::Riscv64, Target::Riscv64V],
+        Arch::S390x => vec![Target::S390x],
+    }
+}
+
+#[test]
+fn the_embedded_tables_parse() {
+    let tables = table::tables().unwrap();
+    assert_eq!(tables.len(), 4);
+    for t in tables {
+        assert!(!t.rows.is_empty(), "{} is empty", t.arch.name());
+    }
+}
+
+#[test]
+fn every_conversion_has_exactly_one_fallback_on_every_architecture() {
+    let keys = Key::all();
+    assert_eq!(
+        keys.len(),
+        11 * 11 + 11 * 11 * 4 + 11 * 8 * 4,
+        "the matrix: as_ pairs, conversions without and with _sat per effective rounding"
+    );
+    for t in table::tables().unwrap() {
+        for key in &keys {
+            let fallbacks: Vec<_> = t
+                .rows
+                .iter()
+                .filter(|r| r.is_fallback() && r.matches(key))
+                .collect();
+            assert_eq!(
+                fallbacks.len(),
+                1,
+                "{}: {key:?} has fallback rows {fallbacks:?}",
+                t.arch.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn every_row_is_chosen_by_some_conversion_on_some_target() {
+    for t in table::tables().unwrap() {
+        let mut reached = vec![false; t.rows.len()];
+        for target in targets_of(t.arch) {
+            let isa = target.isa().unwrap();
+            let flags = isa.isa_flags();
+            let enabled = |name: &str| {
+                flags
+                    .iter()
+                    .any(|v| v.name == name && v.as_bool() == Some(true))
+            };
+            for key in Key::all() {
+                let row = t.choose(&key, &enabled).expect("a fallback matches");
+                let i = t.rows.iter().position(|r| std::ptr::eq(r, row)).unwrap();
+                reached[i] = true;
+            }
+        }
+        for (row, hit) in t.rows.iter().zip(reached) {
+            assert!(hit, "{row:?} is never chosen: remove it or fix its keys");
+        }
+    }
+}
+
+#[test]
+fn the_host_takes_the_native_rows() {
+    // This machine has SSE4.1 and AVX-512VL: the guarded rows must win there.
+    let isa = Target::X86_64Avx512.isa().unwrap();
+    let key = |src, dst, rounding| Key {
+        class: Class::IntToFloat,
+        src,
+        dst,
+        saturate: false,
+        rounding,
+    };
+    use clconv::{Rounding::Rte, ScalarType::*};
+    let row = table::choose_for(&*isa, &key(UInt, Float, Rte)).unwrap();
+    assert_eq!(row.recipe.name, "int_to_float.native_rte");
+    assert!(!row.is_fallback());
+    let sse2 = Target::X86_64Sse2.isa().unwrap();
+    let row = table::choose_for(&*sse2, &key(UInt, Float, Rte)).unwrap();
+    assert_eq!(row.recipe.name, "int_to_float.split_sum");
+}
+
+fn parse_error(text: &str) -> String {
+    Table::parse(Arch::X86_64, "lowering-tables/test.table", text)
+        .err()
+        .unwrap_or_else(|| panic!("accepted: {text}"))
+        .to_string()
+}
+
+#[test]
+fn malformed_tables_are_rejected_with_file_and_line() {
+    let good = "- int_to_int * * * * int_to_int.vector\n";
+    assert!(Table::parse(Arch::X86_64, "t", good).is_ok());
+    let cases: &[(&str, &str)] = &[
+        (
+            "# comment\n\n- int_to_int * *\n",
+            "test.table:3: expected 7 columns",
+        ),
+        (
+            "- int_to_intt * * * * scalar\n",
+            "test.table:1: unknown class `int_to_intt`",
+        ),
+        (
+            "- int_to_int flaot * * * scalar\n",
+            "test.table:1: unknown type `flaot`",
+        ),
+        (
+            "- int_to_int * * maybe * scalar\n",
+            "test.table:1: sat column",
+        ),
+        (
+            "- float_to_int * * * rtx scalar\n",
+            "test.table:1: unknown rounding `rtx`",
+        ),
+        (
+            "- int_to_int * * * * fastest\n",
+            "test.table:1: unknown recipe `fastest`",
+        ),
+        (
+            "sse9 int_to_int * * * * scalar\n",
+            "test.table:1: unknown x86_64 feature `sse9`",
+        ),
+        (
+            "- int_to_int * * * * float_to_int.round_native\n",
+            "test.table:1: recipe `float_to_int.round_native` lowers float_to_int, not int_to_int",
+        ),
+        (
+            "\n- float_to_int float long * * float_to_int.round_native\n",
+            "test.table:2: recipe `float_to_int.round_native` cannot lower float -> long",
+        ),
+    ];
+    for (text, expected) in cases {
+        let message = parse_error(text);
+        assert!(
+            message.contains(expected),
+            "for {text:?}: got {message:?}, wanted {expected:?}"
+        );
+    }
+}
