@@ -145,6 +145,8 @@ pub(crate) struct JitInner {
     pub(crate) static_mode: Rounding,
     pub(crate) module: Mutex<Option<JITModule>>,
     cache: Mutex<HashMap<(Request, Layout), EntryPoint>>,
+    /// 0: [`Threads::Auto`]; n: exactly n.
+    threads: std::sync::atomic::AtomicUsize,
 }
 
 impl Drop for JitInner {
@@ -194,6 +196,7 @@ impl Jit {
                 static_mode,
                 module: Mutex::new(Some(module)),
                 cache: Mutex::new(HashMap::new()),
+                threads: std::sync::atomic::AtomicUsize::new(0),
             }),
         })
     }
@@ -537,8 +540,85 @@ impl Kernel {
         // the request fit exactly in both buffers, and the kernel touches only those bytes.
         // `src` and `dst` come from a shared and an exclusive borrow, so they cannot overlap.
         let f: KernelFn = unsafe { std::mem::transmute::<usize, KernelFn>(entry.0) };
-        f(src, dst, vectors as i64);
+        let threads = self.jit.threads_for(src_len).min(vectors);
+        if threads <= 1 {
+            f(src, dst, vectors as i64);
+            return Ok(());
+        }
+        // Split the vectors into `threads` contiguous runs: each thread reads its own part of
+        // `src` and writes its own, disjoint part of `dst`.
+        let src_per = src_len / vectors;
+        let dst_per = dst_len / vectors;
+        let per_thread = vectors.div_ceil(threads);
+        let (src_addr, dst_addr) = (src as usize, dst as usize);
+        std::thread::scope(|scope| {
+            for t in 0..threads {
+                let start = t * per_thread;
+                let count = per_thread.min(vectors.saturating_sub(start));
+                if count == 0 {
+                    continue;
+                }
+                scope.spawn(move || {
+                    // Raw pointers are not Send; the addresses are, and they point into the
+                    // buffers borrowed for the whole scope (see the SAFETY note above: the runs
+                    // [start, start + count) are in bounds and disjoint in `dst`).
+                    let s = (src_addr + start * src_per) as *const u8;
+                    let d = (dst_addr + start * dst_per) as *mut u8;
+                    f(s, d, count as i64);
+                });
+            }
+        });
         Ok(())
+    }
+}
+
+/// How many threads a batch run uses.
+///
+/// ```
+/// use clconv::jit::{Jit, Threads};
+/// let jit = Jit::new().unwrap();
+/// jit.set_threads(Threads::Exactly(2)); // split every run over two threads
+/// let k = jit.compile("convert_int4(float4)").unwrap();
+/// let mut out = vec![0i32; 1 << 12];
+/// k.run(&vec![1.5f32; 1 << 12], &mut out).unwrap();
+/// assert!(out.iter().all(|&x| x == 1));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Threads {
+    /// One thread below [`PARALLEL_THRESHOLD`] source bytes, every core above it (the default).
+    Auto,
+    /// Always this many (1: never split).
+    Exactly(usize),
+}
+
+/// Source bytes from which [`Threads::Auto`] splits a run across all cores: below it, thread
+/// start-up (tens of microseconds) costs more than a second core gains.
+pub const PARALLEL_THRESHOLD: usize = 4 << 20;
+
+impl Jit {
+    /// Sets how many threads the runs of this JIT's kernels use (all clones share it).
+    pub fn set_threads(&self, threads: Threads) {
+        let n = match threads {
+            Threads::Auto => 0,
+            Threads::Exactly(n) => n.max(1),
+        };
+        self.inner
+            .threads
+            .store(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn threads_for(&self, src_len: usize) -> usize {
+        match self
+            .inner
+            .threads
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            0 if src_len >= PARALLEL_THRESHOLD => {
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            }
+            0 => 1,
+            n => n,
+        }
     }
 }
 
