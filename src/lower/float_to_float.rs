@@ -191,3 +191,35 @@ pub fn demote_block(b: &mut FunctionBuilder, x0: Value, x1: Value, rounding: Rou
     let bits = b.ins().iadd(bits, delta);
     bitcast_le(b, types::F32X4, bits)
 }
+
+/// Two F64X2 -> one F32X4 rounded to odd (the truncation, with its lowest bit set when
+/// inexact): the first step of double -> half and long -> half, whose second rounding (to
+/// half, by the mode) is then exact. The vector form of [`demote_f64_to_odd_bits`].
+pub fn demote_block_odd(b: &mut FunctionBuilder, x0: Value, x1: Value) -> Value {
+    use crate::lower::lanes::{join_low_halves, shuffle_bytes, splat_bits};
+    let r0 = b.ins().fvdemote(x0);
+    let r1 = b.ins().fvdemote(x1);
+    let r = join_low_halves(b, r0, r1);
+    let mut aways = Vec::with_capacity(2);
+    let mut inexacts = Vec::with_capacity(2);
+    for (x, rx) in [(x0, r0), (x1, r1)] {
+        let back = b.ins().fvpromote_low(rx);
+        let abs_x = b.ins().fabs(x);
+        let abs_back = b.ins().fabs(back);
+        let away = b.ins().fcmp(FloatCC::GreaterThan, abs_back, abs_x);
+        let toward = b.ins().fcmp(FloatCC::LessThan, abs_back, abs_x);
+        inexacts.push(b.ins().bor(away, toward));
+        aways.push(away);
+    }
+    let low_dwords = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
+    let away = shuffle_bytes(b, aways[0], aways[1], low_dwords);
+    let away = bitcast_le(b, types::I32X4, away);
+    let inexact = shuffle_bytes(b, inexacts[0], inexacts[1], low_dwords);
+    let inexact = bitcast_le(b, types::I32X4, inexact);
+    let one = splat_bits(b, types::I32X4, 1);
+    let sticky = b.ins().band(inexact, one);
+    let bits = bitcast_le(b, types::I32X4, r);
+    let truncated = b.ins().iadd(bits, away); // away is -1 where the demotion went up
+    let odd = b.ins().bor(truncated, sticky);
+    bitcast_le(b, types::F32X4, odd)
+}

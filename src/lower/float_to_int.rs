@@ -126,7 +126,7 @@ pub fn vector(
     }
 }
 
-fn round_vector(
+pub(crate) fn round_vector(
     b: &mut FunctionBuilder,
     x: Value,
     rounding: Rounding,

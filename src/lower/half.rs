@@ -154,3 +154,237 @@ pub fn half_bits_to_f32(b: &mut FunctionBuilder, h: Value) -> Value {
     let bits = b.ins().bor(bits, sign);
     bitcast_le(b, types::F32, bits)
 }
+
+/// Vector float -> half by `rounding`: F32X4 in, I32X4 out with the half bits in each lane's
+/// low 16 bits. Needs no per-lane shift amounts (Cranelift's vector shifts take one scalar
+/// amount), unlike the scalar sequence above:
+/// - normal results (|x| >= 2^-14): rebias the exponent by subtracting 112 << 23 from |x|'s
+///   bits and shift right by 13; rounding is an integer add before the shift: 0xfff plus the
+///   kept lsb for rte (ties to even), 0x1fff to round the magnitude up, 0 to truncate. A carry
+///   moves into the exponent, up to 0x7c00 (overflow, handled below).
+/// - subnormal results: v = |x| * 2^24 is exact (a power-of-two scaling of a value that stays
+///   normal) and the half's bits are v rounded to an integer by the mode (1024 is the smallest
+///   normal's encoding, so rounding up into the normal range is right too).
+/// - overflow, inf and NaN as in [`f32_bits_to_half`].
+pub fn f32x4_to_half(
+    b: &mut FunctionBuilder,
+    x: Value,
+    rounding: Rounding,
+    kind: super::float_to_int::VectorRounding,
+) -> Value {
+    use super::lanes::splat_bits;
+    let i = types::I32X4;
+    let xb = bitcast_le(b, i, x);
+    let sign_bit = splat_bits(b, i, 0x8000_0000);
+    let sign = b.ins().band(xb, sign_bit);
+    let abs_mask = splat_bits(b, i, 0x7fff_ffff);
+    let a = b.ins().band(xb, abs_mask);
+    let zero = splat_bits(b, i, 0);
+    let negative = b.ins().icmp(IntCC::NotEqual, sign, zero);
+    let positive = b.ins().bnot(negative);
+    // Masks of the lanes whose magnitude rounds up (directed modes), by sign.
+    let up_lanes = match rounding {
+        Rounding::Rtp => Some(positive),
+        Rounding::Rtn => Some(negative),
+        _ => None,
+    };
+
+    // Normal path.
+    let rebias = splat_bits(b, i, (112u64 << 23).wrapping_neg() & 0xffff_ffff);
+    let biased = b.ins().iadd(a, rebias);
+    let add = match rounding {
+        Rounding::Rte => {
+            let kept = b.ins().ushr_imm_u(a, 13);
+            let one = splat_bits(b, i, 1);
+            let odd = b.ins().band(kept, one);
+            let base = splat_bits(b, i, 0xfff);
+            b.ins().iadd(base, odd)
+        }
+        Rounding::Rtz => zero,
+        Rounding::Rtp | Rounding::Rtn => {
+            let all = splat_bits(b, i, 0x1fff);
+            b.ins().band(all, up_lanes.expect("directed"))
+        }
+    };
+    let rounded = b.ins().iadd(biased, add);
+    let normal = b.ins().ushr_imm_u(rounded, 13);
+
+    // Subnormal path.
+    let abs = bitcast_le(b, types::F32X4, a);
+    let scale = splat_bits(b, types::F32X4, 0x4b80_0000); // 2^24
+    let v = b.ins().fmul(abs, scale);
+    let q = match rounding {
+        Rounding::Rte => round_magnitude(b, v, Rounding::Rte, kind),
+        Rounding::Rtz => round_magnitude(b, v, Rounding::Rtn, kind),
+        Rounding::Rtp | Rounding::Rtn => {
+            let up = round_magnitude(b, v, Rounding::Rtp, kind);
+            let down = round_magnitude(b, v, Rounding::Rtn, kind);
+            let mask = bitcast_le(b, types::F32X4, up_lanes.expect("directed"));
+            b.ins().bitselect(mask, up, down)
+        }
+    };
+    let sub = b.ins().fcvt_to_sint_sat(i, q);
+    let min_normal = splat_bits(b, i, 113 << 23);
+    let is_normal = b.ins().icmp(IntCC::SignedGreaterThanOrEqual, a, min_normal);
+    let h = b.ins().bitselect(is_normal, normal, sub);
+
+    // Overflow, then inf and NaN.
+    let inf = splat_bits(b, i, 0x7c00);
+    let max = splat_bits(b, i, 0x7bff);
+    let overflow_value = match rounding {
+        Rounding::Rte => inf,
+        Rounding::Rtz => max,
+        Rounding::Rtp => b.ins().bitselect(positive, inf, max),
+        Rounding::Rtn => b.ins().bitselect(negative, inf, max),
+    };
+    let overflow = b.ins().icmp(IntCC::SignedGreaterThanOrEqual, h, inf);
+    let h = b.ins().bitselect(overflow, overflow_value, h);
+    let exp_all_ones = splat_bits(b, i, 0x7f80_0000);
+    let is_inf = b.ins().icmp(IntCC::Equal, a, exp_all_ones);
+    let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, a, exp_all_ones);
+    let h = b.ins().bitselect(is_inf, inf, h);
+    let fraction_mask = splat_bits(b, i, 0x7f_ffff);
+    let fraction = b.ins().band(a, fraction_mask);
+    let payload = b.ins().ushr_imm_u(fraction, 13);
+    let quiet = splat_bits(b, i, 0x7e00);
+    let nan = b.ins().bor(payload, quiet);
+    let h = b.ins().bitselect(is_nan, nan, h);
+    let sign16 = b.ins().ushr_imm_u(sign, 16);
+    b.ins().bor(h, sign16)
+}
+
+/// `v >= 0` rounded to an integral value: to nearest-even (`Rte`), up (`Rtp`) or down (`Rtn`).
+fn round_magnitude(
+    b: &mut FunctionBuilder,
+    v: Value,
+    rounding: Rounding,
+    kind: super::float_to_int::VectorRounding,
+) -> Value {
+    super::float_to_int::round_vector(b, v, rounding, kind)
+}
+
+/// Vector half -> float, exact: I32X4 with the half bits in each lane's low 16 bits in, F32X4
+/// out. The vector form of [`half_bits_to_f32`]: normals rebias by adding 112 << 23 to the
+/// shifted bits, subnormals are `m * 2^-24` (an exact conversion and an exact scaling), inf
+/// and NaN keep their payload and NaNs are made quiet.
+pub fn half_to_f32x4(b: &mut FunctionBuilder, h: Value) -> Value {
+    use super::lanes::splat_bits;
+    let i = types::I32X4;
+    let sign_mask = splat_bits(b, i, 0x8000);
+    let sign = b.ins().band(h, sign_mask);
+    let sign = b.ins().ishl_imm_u(sign, 16);
+    let abs_mask = splat_bits(b, i, 0x7fff);
+    let abs = b.ins().band(h, abs_mask);
+    let m_mask = splat_bits(b, i, 0x3ff);
+    let m = b.ins().band(h, m_mask);
+    let shifted = b.ins().ishl_imm_u(abs, 13);
+    let rebias = splat_bits(b, i, 112 << 23);
+    let normal = b.ins().iadd(shifted, rebias);
+
+    let mf = b.ins().fcvt_from_sint(types::F32X4, m);
+    let scale = splat_bits(b, types::F32X4, 0x3380_0000); // 2^-24
+    let sub = b.ins().fmul(mf, scale);
+    let sub = bitcast_le(b, i, sub);
+
+    let zero = splat_bits(b, i, 0);
+    let is_nan = b.ins().icmp(IntCC::NotEqual, m, zero);
+    let quiet_bit = splat_bits(b, i, 0x40_0000);
+    let quiet = b.ins().band(is_nan, quiet_bit);
+    let m13 = b.ins().ishl_imm_u(m, 13);
+    let exp_all_ones = splat_bits(b, i, 0x7f80_0000);
+    let special = b.ins().bor(m13, exp_all_ones);
+    let special = b.ins().bor(special, quiet);
+
+    let min_normal = splat_bits(b, i, 0x400);
+    let is_sub = b.ins().icmp(IntCC::SignedLessThan, abs, min_normal);
+    let inf = splat_bits(b, i, 0x7c00);
+    let is_special = b.ins().icmp(IntCC::SignedGreaterThanOrEqual, abs, inf);
+    let bits = b.ins().bitselect(is_sub, sub, normal);
+    let bits = b.ins().bitselect(is_special, special, bits);
+    let bits = b.ins().bor(bits, sign);
+    bitcast_le(b, types::F32X4, bits)
+}
+
+/// Vector recipes `half.round_native` and `half.round_magic`: every conversion from or to half
+/// (except half -> long/ulong), through a stream of F32X4 values.
+///
+/// 1. Source to float, exactly or rounded to odd: half by [`half_to_f32x4`] (exact); 8/16-bit
+///    integers by a widening conversion (exact); 32-bit integers by the split sum rounded to
+///    odd; 64-bit integers by the split sum to double rounded to odd, then to float rounded
+///    to odd; double by [`super::float_to_float::demote_block_odd`]. Round-to-odd at 24 bits
+///    keeps the final rounding to half's 11 bits exact (24 >= 11 + 2), and odd-then-odd at
+///    53 then 24 bits is odd at 24 bits.
+/// 2. Float to the destination: half by [`f32x4_to_half`] and a 32 -> 16-bit lane narrowing;
+///    float as is; double by `fvpromote_low`; integers by the float -> integer recipe.
+///
+/// `kind` says how step 2 rounds to integers (the native instruction or the magic constant).
+pub fn vector(
+    b: &mut FunctionBuilder,
+    spec: &super::recipes::BlockSpec,
+    kind: super::float_to_int::VectorRounding,
+    inputs: &[Value],
+) -> Vec<Value> {
+    use super::{float_to_float, int_to_float, lanes};
+    use crate::types::ScalarType;
+    let src = spec.src;
+    let floats: Vec<Value> = match src {
+        ScalarType::Half => {
+            let mut out = Vec::with_capacity(inputs.len() * 2);
+            for &v in inputs {
+                for wide in [b.ins().uwiden_low(v), b.ins().uwiden_high(v)] {
+                    out.push(half_to_f32x4(b, wide));
+                }
+            }
+            out
+        }
+        ScalarType::Float => inputs.to_vec(),
+        ScalarType::Double => inputs
+            .chunks(2)
+            .map(|p| float_to_float::demote_block_odd(b, p[0], p[1]))
+            .collect(),
+        t if t.bits() <= 16 => {
+            lanes::widen_to(b, inputs.to_vec(), t.bits(), 32, t.is_signed_integer())
+                .into_iter()
+                .map(|v| b.ins().fcvt_from_sint(types::F32X4, v))
+                .collect()
+        }
+        t if t.bits() == 32 => inputs
+            .iter()
+            .map(|&x| {
+                let (s, err) = int_to_float::split_sum_32(b, t, x);
+                int_to_float::round_to_odd(b, s, err)
+            })
+            .collect(),
+        t => {
+            let doubles: Vec<Value> = inputs
+                .iter()
+                .map(|&x| {
+                    let (s, err) = int_to_float::split_sum_64(b, t, x);
+                    int_to_float::round_to_odd(b, s, err)
+                })
+                .collect();
+            doubles
+                .chunks(2)
+                .map(|p| float_to_float::demote_block_odd(b, p[0], p[1]))
+                .collect()
+        }
+    };
+    match spec.dst {
+        ScalarType::Half => {
+            let halves: Vec<Value> = floats
+                .into_iter()
+                .map(|f| f32x4_to_half(b, f, spec.rounding, kind))
+                .collect();
+            lanes::narrow_to(b, halves, 32, 16, None)
+        }
+        ScalarType::Float => floats,
+        ScalarType::Double => float_to_float::vector_promote(b, &floats),
+        _ => {
+            let as_float = super::recipes::BlockSpec {
+                src: ScalarType::Float,
+                ..*spec
+            };
+            super::float_to_int::vector(b, &as_float, kind, &floats)
+        }
+    }
+}

@@ -279,7 +279,7 @@ pub fn vector_split_sum(
         .collect()
 }
 
-fn split_sum_32(b: &mut FunctionBuilder, src: ScalarType, x: Value) -> (Value, Value) {
+pub(crate) fn split_sum_32(b: &mut FunctionBuilder, src: ScalarType, x: Value) -> (Value, Value) {
     use crate::lower::lanes::splat_bits;
     let hi_mask = splat_bits(b, types::I32X4, 0xffff_0000);
     let lo_mask = splat_bits(b, types::I32X4, 0xffff);
@@ -294,7 +294,7 @@ fn split_sum_32(b: &mut FunctionBuilder, src: ScalarType, x: Value) -> (Value, V
     fast_two_sum(b, hf, lf)
 }
 
-fn split_sum_64(b: &mut FunctionBuilder, src: ScalarType, x: Value) -> (Value, Value) {
+pub(crate) fn split_sum_64(b: &mut FunctionBuilder, src: ScalarType, x: Value) -> (Value, Value) {
     use crate::lower::lanes::splat_bits;
     let low32 = splat_bits(b, types::I64X2, 0xffff_ffff);
     let lo = b.ins().band(x, low32);
@@ -370,24 +370,28 @@ pub fn step_by_error(b: &mut FunctionBuilder, s: Value, err: Value, rounding: Ro
     bitcast_le(b, fty, bits)
 }
 
-/// `s + err` rounded to odd, from the nearest-even `s` and its exact error.
-fn round_to_odd(b: &mut FunctionBuilder, s: Value, err: Value) -> Value {
-    use crate::lower::lanes::splat_bits;
+/// `s + err` rounded to odd, from the nearest-even `s` and its exact error (F32X4 or F64X2):
+/// when inexact and `s` is even, the odd neighbour toward the exact value.
+pub(crate) fn round_to_odd(b: &mut FunctionBuilder, s: Value, err: Value) -> Value {
+    use crate::lower::lanes::{int_vector, splat_bits};
     use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-    let zero = splat_bits(b, types::F64X2, 0);
-    let one = splat_bits(b, types::I64X2, 1);
-    let bits = bitcast_le(b, types::I64X2, s);
+    let fty = b.func.dfg.value_type(s);
+    let ity = int_vector(fty.lane_bits());
+    let zero = splat_bits(b, fty, 0);
+    let one = splat_bits(b, ity, 1);
+    let bits = bitcast_le(b, ity, s);
     let lsb = b.ins().band(bits, one);
-    let zero_i = splat_bits(b, types::I64X2, 0);
+    let zero_i = splat_bits(b, ity, 0);
     let even = b.ins().icmp(IntCC::Equal, lsb, zero_i);
     let inexact = b.ins().fcmp(FloatCC::NotEqual, err, zero);
     let fix = b.ins().band(even, inexact);
-    // Toward err: +1 when err and s have the same sign (s != 0 here; s >= 0 for... any sign).
+    // Toward err: +1 (away from zero) when err and s have the same sign, else -1; s != 0
+    // wherever err != 0.
     let s_neg = b.ins().fcmp(FloatCC::LessThan, s, zero);
     let err_neg = b.ins().fcmp(FloatCC::LessThan, err, zero);
     let differ = b.ins().bxor(s_neg, err_neg);
-    let dir = b.ins().bor(differ, one); // -1 when the signs differ, else +1
+    let dir = b.ins().bor(differ, one);
     let delta = b.ins().band(fix, dir);
     let bits = b.ins().iadd(bits, delta);
-    bitcast_le(b, types::F64X2, bits)
+    bitcast_le(b, fty, bits)
 }

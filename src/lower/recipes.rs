@@ -7,7 +7,7 @@
 //! (float -> uchar: four F32X4 in, one I8X16 out). The kernel runs blocks, then the per-element
 //! sequence for the tail. `scalar` is the per-element loop alone, which every target can run.
 
-use crate::lower::{float_to_float, float_to_int, int_to_float, int_to_int};
+use crate::lower::{float_to_float, float_to_int, half, int_to_float, int_to_int};
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::Value;
 use cranelift_frontend::FunctionBuilder;
@@ -163,6 +163,20 @@ fn round_magic(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value
     float_to_int::vector(b, s, float_to_int::VectorRounding::Magic, v)
 }
 
+fn half_supported(s: &BlockSpec) -> bool {
+    let half_side = s.src == ScalarType::Half || s.dst == ScalarType::Half;
+    let to_wide_int = s.dst.is_integer() && s.dst.bits() == 64;
+    half_side && s.src != s.dst && !to_wide_int
+}
+
+fn half_native(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
+    half::vector(b, s, float_to_int::VectorRounding::Native, v)
+}
+
+fn half_magic(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
+    half::vector(b, s, float_to_int::VectorRounding::Magic, v)
+}
+
 fn promote(b: &mut FunctionBuilder, _: &BlockSpec, v: &[Value]) -> Vec<Value> {
     float_to_float::vector_promote(b, v)
 }
@@ -222,6 +236,18 @@ pub const RECIPES: &[Recipe] = &[
         class: Some(Class::FloatToFloat),
         supports: demote_supported,
         body: Body::Vector(float_to_float::vector_demote),
+    },
+    Recipe {
+        name: "half.round_native",
+        class: None,
+        supports: half_supported,
+        body: Body::Vector(half_native),
+    },
+    Recipe {
+        name: "half.round_magic",
+        class: None,
+        supports: half_supported,
+        body: Body::Vector(half_magic),
     },
     Recipe {
         name: "copy.vector",
