@@ -39,3 +39,8 @@ pub mod types;
 
 pub use request::{Builtin, Conversion, Reinterpretation, Request, RequestError};
 pub use types::{Extensions, Layout, Rounding, ScalarType, VectorType, Width};
+
+/// The README's Rust examples, compiled and run as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
