@@ -62,9 +62,23 @@ fn low_parts_mask(from_bits: u32, to_bits: u32) -> [u8; 16] {
 
 /// Two vectors of `from_bits` lanes -> one of `from_bits / 2` lanes keeping the low bits
 /// (two's complement wrap, the non-`_sat` narrowing).
+///
+/// 32- and 16-bit lanes: sign-extend each lane's low half in place (shift left, arithmetic
+/// shift right), after which the signed saturating pack is exact: `pslld`/`psrad`/`packssdw`,
+/// all SSE2, where a byte shuffle would need SSSE3's `pshufb` (Cranelift calls a helper
+/// function for it without SSSE3). 64-bit lanes have no pack: a dword shuffle.
 pub fn narrow_wrap(b: &mut FunctionBuilder, a: Value, c: Value, from_bits: u32) -> Value {
-    let v = shuffle_bytes(b, a, c, low_parts_mask(from_bits, from_bits / 2));
-    bitcast_le(b, int_vector(from_bits / 2), v)
+    if from_bits == 64 {
+        let v = shuffle_bytes(b, a, c, low_parts_mask(64, 32));
+        return bitcast_le(b, int_vector(32), v);
+    }
+    let half = (from_bits / 2) as i64;
+    let mut low_halves = [a, c];
+    for v in low_halves.iter_mut() {
+        let up = b.ins().ishl_imm_u(*v, half);
+        *v = b.ins().sshr_imm_u(up, half);
+    }
+    b.ins().snarrow(low_halves[0], low_halves[1])
 }
 
 /// Two vectors of `from_bits` lanes -> one of `from_bits / 2` lanes with a saturating pack (one
