@@ -83,8 +83,11 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let k255 = b.ins().splat(types::F32X4, k255);
     let scaled = b.ins().fmul(colour, k255);
     // The builtin, lowered on the compiler's own F32X4. clconv's vector convention: a float4 is
-    // one F32X4, a uchar4 comes back in the low 4 lanes of one I8X16.
-    let parts = Lowering::new().convert_vector(&mut b, &to_rgba8, &[scaled])?;
+    // one F32X4, a uchar4 comes back in the low 4 lanes of one I8X16. Given the ISA, clconv
+    // emits the vector recipe its lowering table picks (roundps, cvttps2dq, two packs) rather
+    // than four scalar conversions.
+    let lowering = Lowering::new().with_isa(isa.clone());
+    let parts = lowering.convert_vector(&mut b, &to_rgba8, &[scaled])?;
     // The 4 bytes are lane 0 of the same bits seen as I32X4 (a lane-count-changing bitcast
     // needs an explicit byte order); one 32-bit store writes the pixel.
     let bytes_le = MemFlagsData::new().with_endianness(Endianness::Little);

@@ -21,8 +21,8 @@
 //! (half: I16X8), components in lane order: `float4` is one F32X4, `double8` four F64X2,
 //! `char16` one I8X16. A value smaller than 128 bits (`int2`, `char4`, `double`) sits in the low
 //! lanes of one vector. `int3` is one I32X4 whose lane 3 is padding. Lanes past the value's
-//! components are ignored on input and unspecified on output (a conversion writes zero there; a
-//! reinterpretation passes the operand's bytes through, so `as_float4(int3)` sees the padding).
+//! components are ignored on input and unspecified on output (a reinterpretation passes the
+//! operand's bytes through, so `as_float4(int3)` sees the padding).
 //!
 //! # What is never emitted
 //! - `fcvt_to_sint`/`fcvt_to_uint` (they trap on NaN and out-of-range inputs: SIGILL in a JIT).
@@ -37,10 +37,12 @@ pub mod int_to_int;
 pub mod lanes;
 pub mod recipes;
 pub mod rounded_arith;
+pub mod vstore_half;
 
 use crate::request::{Conversion, Reinterpretation};
 use crate::types::{Rounding, ScalarType, VectorType};
 use cranelift_codegen::ir::{types, Endianness, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_frontend::FunctionBuilder;
 
 /// Why a lowering was refused.
@@ -175,9 +177,20 @@ pub fn vector_parts(t: VectorType) -> (Type, usize) {
 /// // SAFETY: `to_int` is not called after this.
 /// unsafe { module.free_memory() };
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Lowering {
     static_mode: Rounding,
+    /// The target whose lowering table picks vector recipes for [`Lowering::convert_vector`].
+    isa: Option<OwnedTargetIsa>,
+}
+
+impl std::fmt::Debug for Lowering {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lowering")
+            .field("static_mode", &self.static_mode)
+            .field("isa", &self.isa.as_ref().map(|i| i.triple().to_string()))
+            .finish()
+    }
 }
 
 impl Default for Lowering {
@@ -191,12 +204,29 @@ impl Lowering {
     pub const fn new() -> Lowering {
         Lowering {
             static_mode: Rounding::Rte,
+            isa: None,
         }
     }
 
     /// A lowering under `#pragma OPENCL SELECT_ROUNDING_MODE <mode>`.
     pub const fn with_static_mode(mode: Rounding) -> Lowering {
-        Lowering { static_mode: mode }
+        Lowering {
+            static_mode: mode,
+            isa: None,
+        }
+    }
+
+    /// Lets [`Lowering::convert_vector`] use the vector recipe that `isa`'s lowering table
+    /// picks (the batch kernels' code), instead of converting lane by lane.
+    ///
+    /// ```
+    /// use clconv::{lower::Lowering, target::Target};
+    /// let lowering = Lowering::new().with_isa(Target::Host.isa().unwrap());
+    /// assert_eq!(lowering.rounding_mode_macro(), "rte");
+    /// ```
+    pub fn with_isa(mut self, isa: OwnedTargetIsa) -> Lowering {
+        self.isa = Some(isa);
+        self
     }
 
     /// Changes the static rounding mode for what is lowered from now on (a pragma region).
@@ -236,8 +266,10 @@ impl Lowering {
 
     /// Lowers `conv` on one OpenCL vector carried in `parts` (see [`vector_parts`]).
     ///
-    /// Each component goes through the per-element sequence; the batch kernels use the wider
-    /// vector recipes of the lowering tables instead.
+    /// With an ISA ([`Lowering::with_isa`]) whose table picks a vector recipe for `conv`, the
+    /// parts go through that recipe in whole blocks (padded with zero vectors: float4 -> uchar4
+    /// converts one F32X4 and three zero ones into one I8X16 and keeps its low four lanes).
+    /// Otherwise each component goes through the per-element sequence.
     pub fn convert_vector(
         &self,
         b: &mut FunctionBuilder,
@@ -246,6 +278,9 @@ impl Lowering {
     ) -> Result<Vec<Value>, LowerError> {
         let (src_vec, count) = vector_parts(conv.src());
         check_parts(b, &conv.to_string(), conv.src(), parts, src_vec, count)?;
+        if let Some(emit) = self.vector_recipe(conv) {
+            return Ok(self.convert_in_blocks(b, conv, emit, parts));
+        }
         let (dst_vec, dst_count) = vector_parts(conv.dst());
         let src_per = src_vec.lane_count() as usize;
         let dst_per = dst_vec.lane_count() as usize;
@@ -263,6 +298,56 @@ impl Lowering {
             out[part] = b.ins().insertlane(out[part], y, (lane % dst_per) as u8);
         }
         Ok(out)
+    }
+
+    fn spec(&self, conv: &Conversion) -> recipes::BlockSpec {
+        recipes::BlockSpec {
+            src: conv.src().elem,
+            dst: conv.dst().elem,
+            saturate: conv.saturate(),
+            rounding: conv.effective_rounding(self.static_mode),
+        }
+    }
+
+    /// The vector recipe the ISA's table picks for `conv`, if any.
+    fn vector_recipe(&self, conv: &Conversion) -> Option<recipes::EmitBlock> {
+        let isa = self.isa.as_ref()?;
+        if conv.src().elem == conv.dst().elem {
+            return None;
+        }
+        let row =
+            crate::table::choose_for(&**isa, &crate::table::Key::of(&self.spec(conv))).ok()?;
+        match row.recipe.body {
+            recipes::Body::Vector(emit) => Some(emit),
+            _ => None,
+        }
+    }
+
+    fn convert_in_blocks(
+        &self,
+        b: &mut FunctionBuilder,
+        conv: &Conversion,
+        emit: recipes::EmitBlock,
+        parts: &[Value],
+    ) -> Vec<Value> {
+        let spec = self.spec(conv);
+        let per_block = spec.block_elements();
+        let k_in = per_block * spec.src.bytes() / 16;
+        let (src_vec, _) = vector_parts(conv.src());
+        let (dst_vec, dst_count) = vector_parts(conv.dst());
+        let zero_bits = lanes::splat_bits(b, src_vec, 0);
+        let mut padded = parts.to_vec();
+        while !padded.len().is_multiple_of(k_in) {
+            padded.push(zero_bits);
+        }
+        let mut out = Vec::new();
+        for block in padded.chunks(k_in) {
+            for v in emit(b, &spec, block) {
+                out.push(bitcast_le(b, dst_vec, v));
+            }
+        }
+        out.truncate(dst_count);
+        out
     }
 
     /// Lowers `as_<dst>(<src>)` on one OpenCL vector carried in `parts` (see [`vector_parts`]):
