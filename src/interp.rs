@@ -4,14 +4,19 @@
 //!
 //! # Why
 //!
-//! When the JIT disagrees with the reference, the bug is either in clconv's IR (the lowering) or
-//! in Cranelift's x64 backend (instruction selection, register allocation, encoding). The
-//! interpreter executes the IR by its documented semantics with no backend at all, so:
+//! When the JIT disagrees with the reference, the bug is either in clconv's IR (the lowering
+//! recipe) or in Cranelift's x64 backend (instruction selection, register allocation,
+//! encoding). The interpreter executes the IR by its documented semantics with no backend at
+//! all, so:
 //! - interpreter wrong, JIT wrong: the IR is wrong;
 //! - interpreter right, JIT wrong: the backend miscompiles this IR (the probe found two such
 //!   cases, `fcvt_from_sint` I32X4 -> F64X2 and I64X2 -> F32X2, which clconv never emits);
-//! - interpreter wrong, JIT right: an interpreter deviation (or IR that only works by luck of
-//!   the backend's choices): look at the instruction.
+//! - interpreter wrong, JIT right: an interpreter deviation, or IR that only works by luck of
+//!   the backend's choices: look at the instruction.
+//!
+//! The IR does not depend on the target beyond the recipe its lowering table picks, so the
+//! interpreter also runs the kernels of targets this machine cannot execute (AArch64, RISC-V,
+//! s390x: [`check_request_on`]).
 //!
 //! # How
 //!
@@ -25,44 +30,55 @@
 //! [`InterpError::OutOfBounds`] naming the instruction, so a wrong kernel cannot touch host
 //! memory and there is no `unsafe` code here at all. A step limit ([`step_limit`]) stops a loop
 //! that does not terminate, and every panic of the interpreter is caught and returned as
-//! [`InterpError::Unsupported`].
+//! [`InterpError::Unsupported`] (the panic message still reaches stderr through the panic hook).
 //!
 //! [`check_request`] builds a request's kernel exactly as the JIT does (host ISA from
-//! `cranelift_native`, static rounding mode rte; the packed layout, and the aligned one for
-//! 3-component vectors), runs it on a deterministic sample of [`check::inputs`]
-//! ([`sample_inputs`]: the special values first, then a spread of the rest) at lengths around
-//! the vector block sizes and at the whole buffer, and compares every byte with [`reference::evaluate_with_mode`], which defines
-//! padding and NaN payloads exactly as the JIT's contract does. Mismatches are reported as
-//! [`check::Mismatch`]es.
+//! `cranelift_native`, its lowering table, static rounding mode rte; the packed layout, and the
+//! aligned one for 3-component vectors), runs it on a deterministic sample of [`check::inputs`]
+//! ([`sample_inputs`]: the special values first, then a spread of the rest) at buffer lengths
+//! around the vector block sizes and at the whole buffer ([`check_function`]), and compares
+//! every byte with [`reference::evaluate_with_mode`], which defines padding and NaN payloads
+//! exactly as the JIT's contract does. Mismatches are reported as [`check::Mismatch`]es.
 //!
 //! # Speed
 //!
-//! About 10^4 times slower than the JIT. Measured on the 2-core x86-64 build machine in the dev
-//! profile (this crate at opt-level 1, Cranelift and the interpreter at 2), interpretation alone:
-//! 3.7–4.1 M IR instructions/s per core. A kernel runs 4 (16-byte reinterpretation copies, per
-//! element of a char vector) to about 90 (int/float -> half in integer IR) instructions per
-//! element, 13–18 for the plain conversions (10 of them are the loop, load and store), 20.5 on
-//! average over the matrix: 0.05–0.9 M elements/s, about 0.2 M elements/s overall (0.23 M for
-//! float -> int, 0.05 M for float -> half, 0.94 M for `as_`). `tests/interpreter.rs` checks the
-//! whole matrix (6,980 requests, 1,024 inputs each, 7.7 M elements) in about 30 s on 2 cores.
+//! Roughly 10^4 times slower than the JIT. In the dev profile (this crate at opt-level 1,
+//! Cranelift and the interpreter at 2) on the 2-core x86-64 build machine, interpretation alone
+//! runs 1–4 M IR instructions/s per core: about 4 M/s for scalar instructions on an idle
+//! machine, less for vector ones, which the interpreter splits into lanes of `DataValue`s. The
+//! host's kernels take 3.3–5 instructions per element on the vector recipes (a 128-bit block
+//! converts 2–16 elements), 10.5 for directed double -> float, 18.5–27 for the half and scalar
+//! recipes (half works in integer IR), 23 for directed 64-bit int -> float, 7.2 on average over
+//! the matrix. Measured per recipe by the ignored `throughput` test in `tests/interpreter.rs`,
+//! in thread CPU time on a machine under heavy load from other builds: 0.04 M elements/s
+//! (`half.round_native`) to 1 M (`int_to_float.native_rte`), 0.15 M elements/s overall; the
+//! scalar-only kernels measured 0.2 M elements/s (4 M instructions/s) on the idle machine.
+//! The whole-matrix test (6,980 requests, 768 inputs each, 6.6 M elements, 63 M instructions)
+//! takes 27 s of CPU time including the reference and kernel building: about 15 s wall on the 2
+//! idle cores, up to 85 s when other builds load the machine.
 //!
 //! # What it cannot run
 //!
 //! The interpreter panics (`unimplemented!`) on the x86-specific opcodes (`x86_cvtt2dq`,
-//! `x86_pshufb`, ...), on every F16 arithmetic or conversion, on 256/512-bit vector types and on
-//! widening vector loads (`uload8x8`, ...); calls, libcalls and global values are not supported
-//! by this driver either. clconv's kernels use none of these (half is lowered in integer IR), so
-//! the whole matrix runs: the expected set of requests it cannot run is empty, and
-//! `tests/interpreter.rs` asserts exactly that.
+//! `x86_pshufb`, `x86_pmulhrsw`, `x86_pmaddubsw`, `blendv`), on every F16 arithmetic or
+//! conversion, on 256/512-bit vector types and on widening vector loads (`uload8x8`, ...);
+//! this driver does not follow calls, libcalls or symbol global values either. clconv's kernels
+//! use none of these (half is lowered in integer IR, the vector recipes use only portable
+//! 128-bit opcodes: `fcvt_to_sint_sat`/`fcvt_from_sint` on I32X4/F32X4 and 64-bit lanes,
+//! `fvdemote`, `fvpromote_low`, `snarrow`/`unarrow`/`uunarrow`, `swiden`/`uwiden`, `shuffle`,
+//! `nearest`/`floor`/`ceil`, `bitcast`, ...), so every kernel of every target runs: the set of
+//! requests the interpreter cannot run is empty, and `tests/interpreter.rs` asserts exactly that.
 //!
 //! # Where the interpreter's semantics come from
 //!
-//! Float operations are the host's: `fpromote`/`fdemote`/`fcvt_from_*` are Rust `as` casts
-//! (`cvtss2sd`, `cvtsd2ss`, `cvtsi2ss`, ... on x86-64, which quiet a signalling NaN and keep
-//! its payload's top bits, exactly as SPEC.md's NaN rule and the JIT do); `nearest`, `ceil`
-//! and `floor` are libm; `fcvt_to_*_sat` clamps in i128. On the whole matrix no element
-//! disagrees with the reference, so no known deviation needs excluding (on a host whose float
-//! casts canonicalise NaNs, NaN payloads of `fpromote`/`fdemote` results would differ).
+//! Float operations are the host's: `fpromote`/`fdemote`/`fvpromote_low`/`fvdemote` and
+//! `fcvt_from_*` are Rust `as` casts (`cvtss2sd`, `cvtsd2ss`, `cvtsi2ss`, ... on x86-64, which
+//! quiet a signalling NaN and keep its payload's top bits, exactly as the reference's NaN rule
+//! and the JIT do); `nearest`, `ceil` and `floor` are libm; `fcvt_to_*_sat` maps NaN to 0 and
+//! clamps in i128. Over the whole matrix, and every other target's recipes, no element
+//! disagrees with the reference, so no interpreter deviation is known and nothing is excluded
+//! from the comparison. (On a host whose float casts canonicalise NaNs, the NaN payloads of
+//! `fpromote`/`fdemote` results would differ; x86-64 and AArch64 do not.)
 //!
 //! ```
 //! use clconv::{interp, Extensions, Request};

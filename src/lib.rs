@@ -25,6 +25,8 @@ pub mod arith;
 pub mod arith_kernel;
 pub mod buffer;
 pub mod check;
+pub mod exhaustive;
+pub mod fuzz_targets;
 pub mod interp;
 pub mod jit;
 pub mod kernel;
