@@ -215,15 +215,11 @@ impl Checker {
                 if got == want_part {
                     continue;
                 }
-                compare(
-                    &mut outcome,
-                    request,
-                    layout,
-                    src_part,
-                    want_part,
-                    got,
-                    &elements,
-                );
+                let keep = Checker::MAX_REPORTED - outcome.mismatches.len();
+                let (count, found) =
+                    diff(request, layout, src_part, want_part, got, &elements, keep);
+                outcome.mismatch_count += count;
+                outcome.mismatches.extend(found);
             }
         }
         Ok(outcome)
@@ -245,23 +241,28 @@ impl Checker {
     }
 }
 
-fn push(outcome: &mut Outcome, m: Mismatch) {
-    if outcome.mismatches.len() < Checker::MAX_REPORTED {
-        outcome.mismatches.push(m);
-    }
-}
-
-fn compare(
-    outcome: &mut Outcome,
+/// Compares a kernel's destination bytes `got` with the reference's `want` for `request` over
+/// the source bytes `src` (whose elements' bits are `elements`, packed): the number of
+/// mismatching elements (vectors, for reinterpretations) and the first `keep` of them.
+pub fn diff(
     request: &Request,
     layout: Layout,
     src: &[u8],
     want: &[u8],
     got: &[u8],
     elements: &[u64],
-) {
+    keep: usize,
+) -> (usize, Vec<Mismatch>) {
     let src_t = request.src();
     let dst_t = request.dst();
+    let mut count = 0;
+    let mut kept = Vec::new();
+    let mut push = |m: Mismatch| {
+        count += 1;
+        if kept.len() < keep {
+            kept.push(m);
+        }
+    };
     match request {
         Request::Convert(_) => {
             let db = dst_t.elem.bytes();
@@ -271,24 +272,20 @@ fn compare(
                 if w == g {
                     continue;
                 }
-                outcome.mismatch_count += 1;
                 let (v, slot) = (i / stride, i % stride);
                 let input = if slot < lanes {
                     elements[v * lanes + slot]
                 } else {
                     0
                 };
-                push(
-                    outcome,
-                    Mismatch {
-                        request: request.to_string(),
-                        layout,
-                        index: i,
-                        input,
-                        expected: le_bits(w),
-                        got: le_bits(g),
-                    },
-                );
+                push(Mismatch {
+                    request: request.to_string(),
+                    layout,
+                    index: i,
+                    input,
+                    expected: le_bits(w),
+                    got: le_bits(g),
+                });
             }
         }
         Request::Reinterpret(_) => {
@@ -298,21 +295,24 @@ fn compare(
                 if w == g {
                     continue;
                 }
-                outcome.mismatch_count += 1;
                 let s = &src[v * src_per..(v + 1) * src_per];
-                push(
-                    outcome,
-                    Mismatch {
-                        request: request.to_string(),
-                        layout,
-                        index: v,
-                        input: le_bits(&s[..s.len().min(8)]),
-                        expected: le_bits(&w[..w.len().min(8)]),
-                        got: le_bits(&g[..g.len().min(8)]),
-                    },
-                );
+                push(Mismatch {
+                    request: request.to_string(),
+                    layout,
+                    index: v,
+                    input: le_bits(&s[..s.len().min(8)]),
+                    expected: le_bits(&w[..w.len().min(8)]),
+                    got: le_bits(&g[..g.len().min(8)]),
+                });
             }
         }
+    }
+    (count, kept)
+}
+
+fn push(outcome: &mut Outcome, m: Mismatch) {
+    if outcome.mismatches.len() < Checker::MAX_REPORTED {
+        outcome.mismatches.push(m);
     }
 }
 

@@ -1070,15 +1070,11 @@ pub fn check_function(
         outcome.instructions += run_kernel_with_limit(func, src_part, &mut got, n, limit)?;
         outcome.elements += n * lanes;
         if got != want_part {
-            compare(
-                &mut outcome,
-                request,
-                layout,
-                src_part,
-                want_part,
-                &got,
-                &elements,
-            );
+            let keep = check::Checker::MAX_REPORTED - outcome.mismatches.len();
+            let (count, found) =
+                check::diff(request, layout, src_part, want_part, &got, &elements, keep);
+            outcome.mismatch_count += count;
+            outcome.mismatches.extend(found);
         }
     }
     Ok(outcome)
@@ -1095,78 +1091,4 @@ fn lengths(lanes: usize, total: usize) -> Vec<usize> {
     out.sort_unstable();
     out.dedup();
     out
-}
-
-fn compare(
-    outcome: &mut InterpOutcome,
-    request: &Request,
-    layout: Layout,
-    src: &[u8],
-    want: &[u8],
-    got: &[u8],
-    elements: &[u64],
-) {
-    let push = |outcome: &mut InterpOutcome, m: Mismatch| {
-        outcome.mismatch_count += 1;
-        if outcome.mismatches.len() < check::Checker::MAX_REPORTED {
-            outcome.mismatches.push(m);
-        }
-    };
-    let dst_t = request.dst();
-    match request {
-        Request::Convert(_) => {
-            let db = dst_t.elem.bytes();
-            let stride = layout.stride(dst_t.width);
-            let lanes = dst_t.lanes();
-            for (i, (w, g)) in want.chunks(db).zip(got.chunks(db)).enumerate() {
-                if w == g {
-                    continue;
-                }
-                let (v, slot) = (i / stride, i % stride);
-                let input = if slot < lanes {
-                    elements[v * lanes + slot]
-                } else {
-                    0
-                };
-                push(
-                    outcome,
-                    Mismatch {
-                        request: request.to_string(),
-                        layout,
-                        index: i,
-                        input,
-                        expected: le_bits(w),
-                        got: le_bits(g),
-                    },
-                );
-            }
-        }
-        Request::Reinterpret(_) => {
-            let per = bytes_per_vector(dst_t, layout);
-            let src_per = bytes_per_vector(request.src(), layout);
-            for (v, (w, g)) in want.chunks(per).zip(got.chunks(per)).enumerate() {
-                if w == g {
-                    continue;
-                }
-                let s = &src[v * src_per..(v + 1) * src_per];
-                push(
-                    outcome,
-                    Mismatch {
-                        request: request.to_string(),
-                        layout,
-                        index: v,
-                        input: le_bits(&s[..s.len().min(8)]),
-                        expected: le_bits(&w[..w.len().min(8)]),
-                        got: le_bits(&g[..g.len().min(8)]),
-                    },
-                );
-            }
-        }
-    }
-}
-
-fn le_bits(bytes: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    b[..bytes.len()].copy_from_slice(bytes);
-    u64::from_le_bytes(b)
 }
