@@ -309,10 +309,11 @@ impl ArithKernel {
     /// use clconv::{jit::Jit, Layout};
     /// let k = Jit::new().unwrap().compile_arith("mul_rtz(float)").unwrap();
     /// let a = 3.0f32.to_le_bytes();
-    /// let b = (1.0f32 / 3.0).to_le_bytes();
+    /// let b = 0.1f32.to_le_bytes();
     /// let mut out = [0u8; 4];
     /// k.run_bytes(Layout::Packed, &[&a, &b], &mut out).unwrap();
-    /// assert_eq!(f32::from_le_bytes(out), 0.99999994); // 3 * RN(1/3) is just below 1
+    /// // 3 * 0.1f is 0.3f to nearest; toward zero it is one ulp less.
+    /// assert_eq!(f32::from_le_bytes(out), 0.29999998);
     /// ```
     pub fn run_bytes(
         &self,
@@ -392,7 +393,13 @@ fn entry_point(jit: &Jit, request: &ArithRequest, layout: Layout) -> Result<usiz
         .as_mut()
         .expect("the module lives until the Jit drops");
     if let Some(FuncOrDataId::Func(id)) = module.get_name(&name) {
-        return Ok(module.get_finalized_function(id) as usize);
+        // Declared before: compiled, unless that compilation failed (a clconv bug), in which
+        // case cranelift-jit panics on the lookup; report that as the error it is.
+        let module = &*module;
+        return catch_unwind(AssertUnwindSafe(|| {
+            module.get_finalized_function(id) as usize
+        }))
+        .map_err(|_| compile_error(request, "an earlier attempt to compile it failed".into()));
     }
     let isa = &inner.isa;
     let result = catch_unwind(AssertUnwindSafe(|| -> Result<usize, JitError> {

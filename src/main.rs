@@ -20,6 +20,13 @@ usage:
       print the results as text when there is no --output. --values takes the input as text:
       comma-separated numbers, or 0x... bit patterns. --reference uses the reference interpreter
       instead of the JIT.
+  clconv run OP(TYPE) (--input A | --values A) [--input2 B | --values2 B] [--input3 C | --values3 C]
+                      [--output OUT] [--layout packed|aligned] [--reference] [--static-mode M]
+      Correctly rounded arithmetic on buffers: OP is add, sub, mul, div, sqrt or fma, with
+      _rte, _rtz, _rtp or _rtn (none: the static mode), and TYPE is float or double with an
+      optional width: mul_rtz(float4), fma_rtn(double2), sqrt(float). The operands a, b, c of
+      a + b, a - b, a * b, a / b, sqrt(a), a * b + c come from --input, --input2, --input3 (raw
+      little-endian) or --values, --values2, --values3 (text); the output is as for conversions.
   clconv show FUNCTION [--clif] [--asm] [--layout packed|aligned] [--flags FLAGS | --target T]
                        [--fp16] [--static-mode rte|rtz|rtp|rtn]
       Print the batch kernel's Cranelift IR (--clif) and/or machine code (--asm; default both),
@@ -28,6 +35,14 @@ usage:
   clconv check [FILTER] [--inputs N] [--seed S] [--flags FLAGS]
       Differential check of every request whose name contains FILTER (default: the whole matrix,
       half included) against the reference. Ends with the line `N passed, N failed`.
+  clconv check --exhaustive [FILTER] [--state FILE] [--inputs N] [--reference-all] [--seed S]
+               [--flags FLAGS]
+      Every input (2^32 for float, int and uint) of every conversion from a source of at most 32
+      bits whose name contains FILTER (with `*`, matches it whole: 'convert_int*_rte(float*)'),
+      through the JIT, against an independent fast path and the reference (see VERIFICATION.md);
+      all cores, progress and time left on stderr, one line per finished run. --state FILE skips
+      the runs FILE lists as passed and appends each result to it; --inputs N takes only the
+      first N inputs; --reference-all checks every input with the reference (slow).
   clconv report [--write]
       The lowering report: instructions per element and recipe, per conversion and target
       (--write: regenerate lowering-tables/REPORT.md).
@@ -99,6 +114,10 @@ struct Args {
 
 const VALUE_OPTIONS: &[&str] = &[
     "--input",
+    "--input2",
+    "--input3",
+    "--values2",
+    "--values3",
     "--output",
     "--values",
     "--layout",
@@ -107,6 +126,7 @@ const VALUE_OPTIONS: &[&str] = &[
     "--seed",
     "--static-mode",
     "--target",
+    "--state",
 ];
 
 impl Args {
@@ -240,6 +260,21 @@ fn run_command(args: &[String]) -> Result<ExitCode, Usage> {
                 .ok_or_else(|| Usage("demo takes no arguments".into()))?;
             demo()
         }
+        "run" if is_arith_run(rest) => run_arith(&Args::parse(
+            rest,
+            &[
+                "--input",
+                "--input2",
+                "--input3",
+                "--values",
+                "--values2",
+                "--values3",
+                "--output",
+                "--layout",
+                "--reference",
+                "--static-mode",
+            ],
+        )?),
         "run" => run(&Args::parse(
             rest,
             &[
@@ -265,7 +300,17 @@ fn run_command(args: &[String]) -> Result<ExitCode, Usage> {
             ],
         )?),
         "report" => report(&Args::parse(rest, &["--write"])?),
-        "check" => check(&Args::parse(rest, &["--inputs", "--seed", "--flags"])?),
+        "check" => check(&Args::parse(
+            rest,
+            &[
+                "--inputs",
+                "--seed",
+                "--flags",
+                "--exhaustive",
+                "--state",
+                "--reference-all",
+            ],
+        )?),
         "list" => list(&Args::parse(rest, &["--fp16"])?),
         other => Err(Usage(format!(
             "unknown command {other:?}: the commands are demo, run, show, check, list and report"
@@ -322,6 +367,83 @@ fn run(args: &Args) -> Result<ExitCode, Usage> {
                         request.dst().lanes()
                     )
                 );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// True when `clconv run`'s FUNCTION is an arithmetic request (`mul_rtz(float4)`, see
+/// `clconv::arith`) rather than a conversion.
+fn is_arith_run(rest: &[String]) -> bool {
+    let mut it = rest.iter();
+    while let Some(a) = it.next() {
+        if a.starts_with("--") {
+            if !a.contains('=') && VALUE_OPTIONS.contains(&a.as_str()) {
+                it.next();
+            }
+            continue;
+        }
+        return clconv::arith::ArithRequest::is_arith_name(a);
+    }
+    false
+}
+
+/// `clconv run OP(TYPE) ...`: an arithmetic batch through the JIT (or the reference).
+fn run_arith(args: &Args) -> Result<ExitCode, Usage> {
+    let request = clconv::arith::ArithRequest::parse(args.one_positional("FUNCTION")?)?;
+    let layout = args.layout()?;
+    let static_mode = args.static_mode()?;
+    let elem = request.elem().scalar_type();
+    let arity = request.op().arity();
+    let sources = [
+        ("--input", "--values"),
+        ("--input2", "--values2"),
+        ("--input3", "--values3"),
+    ];
+    let mut inputs = Vec::new();
+    for (k, (input, values)) in sources.into_iter().enumerate() {
+        let given = (args.value(input), args.value(values));
+        if k >= arity {
+            if given != (None, None) {
+                return Err(Usage(format!(
+                    "{request} takes {arity} operand(s): drop {input}/{values}"
+                )));
+            }
+            continue;
+        }
+        inputs.push(match given {
+            (Some(path), None) => {
+                std::fs::read(path).map_err(|e| Usage(format!("cannot read {path}: {e}")))?
+            }
+            (None, Some(text)) => parse_values(text, elem)?,
+            (Some(_), Some(_)) => return Err(Usage(format!("give {input} or {values}, not both"))),
+            (None, None) => {
+                return Err(Usage(format!(
+                    "{request} needs {} from {input} or {values}",
+                    clconv::arith::operand_name(k)
+                )))
+            }
+        });
+    }
+    let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+    let mut dst = vec![0u8; inputs[0].len()];
+    if args.flag("--reference") {
+        clconv::reference::arith::evaluate(&request, layout, static_mode, &refs, &mut dst)?;
+    } else {
+        let jit = Jit::with_options(X64Flags::Host, Extensions::default(), static_mode)?;
+        jit.compile_arith_request(&request)?
+            .run_bytes(layout, &refs, &mut dst)?;
+    }
+    match args.value("--output") {
+        Some(path) if path != "-" => {
+            std::fs::write(path, &dst).map_err(|e| Usage(format!("cannot write {path}: {e}")))?
+        }
+        Some(_) => std::io::stdout().write_all(&dst).map_err(stdout_error)?,
+        None => {
+            let per = request.bytes_per_vector(layout);
+            for v in dst.chunks(per) {
+                out!("{}", format_vector(v, elem, request.width().lanes()));
             }
         }
     }
@@ -512,6 +634,14 @@ fn list(args: &Args) -> Result<ExitCode, Usage> {
 const MAX_INPUTS: u64 = 1_000_000;
 
 fn check(args: &Args) -> Result<ExitCode, Usage> {
+    if args.flag("--exhaustive") {
+        return check_exhaustive(args);
+    }
+    if args.value("--state").is_some() || args.flag("--reference-all") {
+        return Err(Usage(
+            "--state and --reference-all go with --exhaustive".into(),
+        ));
+    }
     let filter = match args.positional.as_slice() {
         [] => String::new(),
         [f] => f.clone(),
@@ -595,6 +725,48 @@ fn check(args: &Args) -> Result<ExitCode, Usage> {
     }
     out!("{passed} passed, {failed} failed");
     Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `clconv check --exhaustive`: see `clconv::exhaustive`.
+fn check_exhaustive(args: &Args) -> Result<ExitCode, Usage> {
+    let filter = match args.positional.as_slice() {
+        [] => String::new(),
+        [f] => f.clone(),
+        more => {
+            return Err(Usage(format!(
+                "check takes at most one FILTER, got {more:?}"
+            )))
+        }
+    };
+    let inputs = match args.value("--inputs") {
+        None => None,
+        Some(_) => Some(args.number("--inputs", 0)?),
+    };
+    let options = clconv::exhaustive::Options {
+        filter,
+        flags: args.flags()?,
+        inputs,
+        seed: args.number("--seed", 1)?,
+        reference_all: args.flag("--reference-all"),
+        threads: 0,
+        state: args.value("--state").map(Into::into),
+        progress: true,
+    };
+    let mut stdout = std::io::stdout().lock();
+    let summary = clconv::exhaustive::run(&options, &mut |r| {
+        writeln!(stdout, "{r}")?;
+        stdout.flush()
+    })
+    .map_err(|e| match e {
+        clconv::exhaustive::ExhaustiveError::Output(io) => stdout_error(io),
+        other => Usage(other.to_string()),
+    })?;
+    writeln!(stdout, "{summary}").map_err(stdout_error)?;
+    Ok(if summary.failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

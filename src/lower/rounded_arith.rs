@@ -66,11 +66,12 @@
 //!      (exact, in `[1, 2)`, or `[2^(1-p), 1)` for subnormals), `c' = c 2^K`, `r' = r 2^K`
 //!      (two factors `2^(K/2)`). Then `|a'b'| < 4`, `|c'| < 2^(p+4)` (not dominant), and the
 //!      product's error `a'b' - RN(a'b')` is exact because `lsb a' + lsb b' >= 2 - 2p`. `r'` is
-//!      exact: scaling up always is, and when `K < 0` a finite `r` is either near `ab`
-//!      (`|r'| >= 2^-1`) or a cancellation whose bits lie above `2^(-2p) 2^-K`. Only `c'` can
-//!      lose bits, when `K < 0` and `|c'| < 2^emin`; then it lies below `2^(2-3p)`, the lowest
-//!      bit of every other term, and only its sign matters: it keeps its sign, and a `c'`
-//!      flushed to zero is replaced by `±u`.
+//!      exact: scaling up always is, and when `K < 0` (so `|a'b'| >= 2^(1-p)`) either
+//!      `|c| <= |ab|/2`, so `|r'| >= |a'b'|/3`, a normal number, or `|c'| > 2^-p`, so `x'` is a
+//!      multiple of `2^-2p` and a nonzero `r'` is at least that. Only `c'` can lose bits, when
+//!      `K < 0` and `|c'| < 2^emin`; then it lies below `2^(2-3p)`, the lowest bit of every
+//!      other term, and only its sign matters: it keeps its sign, and a `c'` flushed to zero is
+//!      replaced by `±u`. (A zero `a` or `b` makes `K` meaningless; step 1 has decided those.)
 //!   3. The sign of the exact sum of the four floats `P' + π' + c' - r'` (`P' = RN(a'b')`,
 //!      `π' = fma(a', b', -P')`) by expansion arithmetic (Shewchuk, "Adaptive precision
 //!      floating-point arithmetic", 1997): `[π', P']` is a nonoverlapping expansion; two
@@ -81,6 +82,16 @@
 //!
 //!   Overflow: `r = ±inf` with finite operands steps toward zero; an infinite operand or a NaN
 //!   result never steps. Exact zero under rtn: sign bit `(sign a ^ sign b) | sign c`.
+//! - **fma on float**, more cheaply, in double (F32X4 as two F64X2 halves): `P = ab` is exact
+//!   (48 bits, exponent at least -298); `(S, T) = TwoSum(P, c)` gives `x = S + T` exactly;
+//!   `U = S - r` is exact, by Sterbenz: `S` and `r` round the same `x`, to 53 and 24 bits, so
+//!   they are within a factor of 2 of each other unless `r = 0` (then `U = S`); in the subnormal
+//!   range `r != 0` means `|x| > 2^-150` and `|r - x| <= 2^-150`, which still keeps
+//!   `S/2 <= r <= 2S`. So `x - r = U + T` exactly, a nonzero one is a multiple of `2^-298`, and
+//!   `D = RN(U + T)` has its sign. `D 2^400` is demoted to a float carrier, which keeps the sign
+//!   and cannot flush to zero. Overflow needs no case (`S - inf = -inf`), nor do infinite
+//!   operands (`U = inf - inf` is NaN). [`emit_fma_expansion`] keeps the generic method
+//!   available on float, and the tests run it there too.
 //!
 //! # Targets without an fma instruction
 //!
@@ -100,8 +111,11 @@
 //! # What is emitted
 //!
 //! Only non-trapping instructions: float arithmetic, `fma`, `sqrt`, `fcmp`, bit operations,
-//! `select`/`bitselect`, integer add, shifts and compares on the bit patterns. No branches, so
-//! the caller's current block continues.
+//! `select`/`bitselect`, `shuffle`, float widening and narrowing, integer add, shifts and
+//! compares on the bit patterns. No branches, so the caller's current block continues, and
+//! every lane pays for the scaled paths whether it needs them or not (the cost per mode is in
+//! `benches/rounded_arith.rs`). The code assumes the default floating-point environment that Rust
+//! programs run in: round to nearest, no flush-to-zero or denormals-are-zero.
 
 use super::{bitcast_le, Lowering};
 use crate::arith::ArithOp;
@@ -255,6 +269,74 @@ pub fn emit(
     mode: Rounding,
     args: &[Value],
 ) -> Result<Value, ArithLowerError> {
+    let format = check_operands(b, op, args)?;
+    let mut e = Emitter { b, f: format };
+    Ok(match op {
+        ArithOp::Add => e.add_sub(mode, args[0], args[1], false),
+        ArithOp::Sub => e.add_sub(mode, args[0], args[1], true),
+        ArithOp::Mul => e.mul(mode, args[0], args[1]),
+        ArithOp::Div => e.div(mode, args[0], args[1]),
+        ArithOp::Sqrt => e.sqrt(mode, args[0]),
+        ArithOp::Fma => e.fma(mode, args[0], args[1], args[2], FmaMethod::Auto),
+    })
+}
+
+/// Which sign-of-error method [`Emitter::fma`] uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FmaMethod {
+    /// In double for float operands, by expansion arithmetic for double ones.
+    Auto,
+    /// By expansion arithmetic for every format.
+    Expansion,
+}
+
+/// `fma` rounded by `mode` with the format-generic method (dominance, scaling, expansion
+/// arithmetic; module docs, fma steps 1-3) on every type, float included, where [`emit`] uses the
+/// cheaper computation in double. Double needs the generic method; exposing it on float lets its
+/// argument be tested on float's inputs too.
+///
+/// ```
+/// use clconv::lower::rounded_arith::emit_fma_expansion;
+/// use clconv::Rounding;
+/// use cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature, UserFuncName};
+/// use cranelift_codegen::isa::CallConv;
+/// use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+///
+/// let mut sig = Signature::new(CallConv::SystemV);
+/// sig.params.push(AbiParam::new(types::F32X4));
+/// let mut func = Function::with_name_signature(UserFuncName::user(0, 0), sig);
+/// let mut ctx = FunctionBuilderContext::new();
+/// let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+/// let entry = b.create_block();
+/// b.append_block_params_for_function_params(entry);
+/// b.switch_to_block(entry);
+/// let x = b.block_params(entry)[0];
+/// assert!(emit_fma_expansion(&mut b, Rounding::Rtz, &[x, x, x]).is_ok());
+/// ```
+pub fn emit_fma_expansion(
+    b: &mut FunctionBuilder,
+    mode: Rounding,
+    args: &[Value],
+) -> Result<Value, ArithLowerError> {
+    let format = check_operands(b, ArithOp::Fma, args)?;
+    let mut e = Emitter { b, f: format };
+    Ok(e.fma(mode, args[0], args[1], args[2], FmaMethod::Expansion))
+}
+
+/// `shuffle` of two I8X16 values taking 8 bytes from byte `from[0]` and 8 from byte `from[1]`
+/// (indices 16 and up are `y`'s).
+fn shuffle_bytes(b: &mut FunctionBuilder, x: Value, y: Value, from: [u8; 2]) -> Value {
+    let mask: Vec<u8> = (0..16).map(|i| from[i / 8] + (i % 8) as u8).collect();
+    let mask = b.func.dfg.immediates.push(mask.into());
+    b.ins().shuffle(x, y, mask)
+}
+
+/// The [`Format`] of `args`, after checking their number and types.
+fn check_operands(
+    b: &FunctionBuilder,
+    op: ArithOp,
+    args: &[Value],
+) -> Result<Format, ArithLowerError> {
     if args.len() != op.arity() {
         return Err(ArithLowerError::OperandCount {
             op,
@@ -281,15 +363,7 @@ pub fn emit(
             });
         }
     }
-    let mut e = Emitter { b, f: format };
-    Ok(match op {
-        ArithOp::Add => e.add_sub(mode, args[0], args[1], false),
-        ArithOp::Sub => e.add_sub(mode, args[0], args[1], true),
-        ArithOp::Mul => e.mul(mode, args[0], args[1]),
-        ArithOp::Div => e.div(mode, args[0], args[1]),
-        ArithOp::Sqrt => e.sqrt(mode, args[0]),
-        ArithOp::Fma => e.fma(mode, args[0], args[1], args[2]),
-    })
+    Ok(format)
 }
 
 /// The parameters of one of the four value types.
@@ -644,7 +718,7 @@ impl Emitter<'_, '_> {
     }
 
     /// The float whose exponent field is `field` (an integer of the bit-pattern type).
-    fn from_field(&mut self, field: Value) -> Value {
+    fn float_with_field(&mut self, field: Value) -> Value {
         let bits = self.b.ins().ishl_imm_u(field, i64::from(self.f.mant));
         self.float(bits)
     }
@@ -660,16 +734,39 @@ impl Emitter<'_, '_> {
         (s, t)
     }
 
-    /// fma: the exact sign of `ab + c - r` by dominance, scaling and expansion arithmetic
-    /// (module docs, steps 1-3). Hard inputs: products and addends that cancel exactly or
-    /// nearly, tiny products beside large addends (only the product's sign survives), huge
-    /// products cancelled by a large addend (`2^64 * 2^64 - MAX`), results in the subnormal
-    /// range, overflow, infinite operands, `0 * inf + c`.
-    fn fma(&mut self, mode: Rounding, a: Value, b: Value, c: Value) -> Value {
+    /// fma in any mode: the native fma, the sign of `ab + c - r` by
+    /// [`Emitter::fma_sign_via_double`] for float (cheaper) or [`Emitter::fma_sign_expansion`]
+    /// (any format), the step, and the sign of an exact zero under rtn.
+    fn fma(&mut self, mode: Rounding, a: Value, b: Value, c: Value, method: FmaMethod) -> Value {
         let r = self.b.ins().fma(a, b, c);
         if mode == Rounding::Rte {
             return r;
         }
+        let e = match method {
+            FmaMethod::Auto if self.f.width == 32 => self.fma_sign_via_double(a, b, c, r),
+            _ => self.fma_sign_expansion(a, b, c, r),
+        };
+        let stepped = self.step(mode, r, e);
+        if mode != Rounding::Rtn {
+            return stepped;
+        }
+        let r_zero = self.fcmp_zero(FloatCC::Equal, r);
+        let e_zero = self.fcmp_zero(FloatCC::Equal, e);
+        let exact_zero = self.and(r_zero, e_zero);
+        let a_bits = self.bits(a);
+        let b_bits = self.bits(b);
+        let c_bits = self.bits(c);
+        let product_sign = self.b.ins().bxor(a_bits, b_bits);
+        let signs = self.or(product_sign, c_bits);
+        self.rtn_zero_sign(stepped, exact_zero, signs)
+    }
+
+    /// The sign of `ab + c - r` for any format, by dominance, scaling and expansion arithmetic
+    /// (module docs, fma steps 1-3). Hard inputs: products and addends that cancel exactly or
+    /// nearly, tiny products beside large addends (only the product's sign survives), huge
+    /// products cancelled by a large addend (`2^64 * 2^64 - MAX`), results in the subnormal
+    /// range, zero products, overflow, infinite operands, `0 * inf + c`.
+    fn fma_sign_expansion(&mut self, a: Value, b: Value, c: Value, r: Value) -> Value {
         let bias = self.f.bias;
         let fa = self.exponent_field(a);
         let fb = self.exponent_field(b);
@@ -688,11 +785,11 @@ impl Emitter<'_, '_> {
         let twice_bias_plus_one = self.int(2 * bias + 1);
         let half = self.pow2(-1);
         let sa_field = self.b.ins().isub(twice_bias_plus_one, fa);
-        let sa = self.from_field(sa_field);
+        let sa = self.float_with_field(sa_field);
         let a1 = self.b.ins().fmul(a, sa);
         let a1 = self.b.ins().fmul(a1, half);
         let sb_field = self.b.ins().isub(twice_bias_plus_one, fb);
-        let sb = self.from_field(sb_field);
+        let sb = self.float_with_field(sb_field);
         let b1 = self.b.ins().fmul(b, sb);
         let b1 = self.b.ins().fmul(b1, half);
         // K = -(E(a) + E(b)) = 2 bias - fa - fb, applied as 2^(K>>1) 2^(K - (K>>1)).
@@ -703,8 +800,8 @@ impl Emitter<'_, '_> {
         let bias_v = self.int(bias);
         let f1_field = self.b.ins().iadd(k1, bias_v);
         let f2_field = self.b.ins().iadd(k2, bias_v);
-        let f1 = self.from_field(f1_field);
-        let f2 = self.from_field(f2_field);
+        let f1 = self.float_with_field(f1_field);
+        let f2 = self.float_with_field(f2_field);
         let c1 = self.b.ins().fmul(c, f1);
         let c1 = self.b.ins().fmul(c1, f2);
         let r1 = self.b.ins().fmul(r, f1);
@@ -764,19 +861,52 @@ impl Emitter<'_, '_> {
         let nr = self.b.ins().fneg(r);
         let zero = self.float_bits(0);
         let e_nonfinite = self.sel(ops_finite, nr, zero);
-        let e = self.sel(r_finite, e, e_nonfinite);
+        self.sel(r_finite, e, e_nonfinite)
+    }
 
-        let stepped = self.step(mode, r, e);
-        if mode != Rounding::Rtn {
-            return stepped;
+    /// The sign of `ab + c - r` for float operands, in double (module docs, "fma on float"):
+    /// `P = ab` is exact in double, `(S, T) = TwoSum(P, c)` splits `x` exactly, `S - r` is exact,
+    /// and `(S - r) + T` has the sign of `x - r`. Returned as a float carrier:
+    /// `demote(D 2^400)` keeps the sign and never flushes a nonzero `D` (at least `2^-298`) to
+    /// zero. Hard inputs: as for the expansion method; overflow and infinities need no case
+    /// (`S - inf = -inf` has the right sign, `inf - inf` is NaN).
+    fn fma_sign_via_double(&mut self, a: Value, b: Value, c: Value, r: Value) -> Value {
+        let scale = self
+            .b
+            .ins()
+            .f64const(Ieee64::with_bits(((400 + 1023) as u64) << 52));
+        let sign_of = |e: &mut Self, [a, b, c, r]: [Value; 4]| -> Value {
+            let p = e.b.ins().fmul(a, b);
+            let (s, t) = e.two_sum(p, c);
+            let u = e.b.ins().fsub(s, r);
+            let d = e.b.ins().fadd(u, t);
+            let scale = if e.f.vector {
+                e.b.ins().splat(types::F64X2, scale)
+            } else {
+                scale
+            };
+            e.b.ins().fmul(d, scale)
+        };
+        if !self.f.vector {
+            let wide = [a, b, c, r].map(|x| self.b.ins().fpromote(types::F64, x));
+            let d = sign_of(self, wide);
+            return self.b.ins().fdemote(types::F32, d);
         }
-        let r_zero = self.fcmp_zero(FloatCC::Equal, r);
-        let e_zero = self.fcmp_zero(FloatCC::Equal, e);
-        let exact_zero = self.and(r_zero, e_zero);
-        let a_bits = self.bits(a);
-        let b_bits = self.bits(b);
-        let product_sign = self.b.ins().bxor(a_bits, b_bits);
-        let signs = self.or(product_sign, c_bits);
-        self.rtn_zero_sign(stepped, exact_zero, signs)
+        // F32X4: lanes 0-1 and 2-3 as two F64X2, then the two demoted halves joined.
+        let low = [a, b, c, r].map(|x| self.b.ins().fvpromote_low(x));
+        let high = [a, b, c, r].map(|x| {
+            let bytes = bitcast_le(self.b, types::I8X16, x);
+            let moved = shuffle_bytes(self.b, bytes, bytes, [8, 16]);
+            let moved = bitcast_le(self.b, types::F32X4, moved);
+            self.b.ins().fvpromote_low(moved)
+        });
+        let d_low = sign_of(self, low);
+        let d_high = sign_of(self, high);
+        let e_low = self.b.ins().fvdemote(d_low);
+        let e_high = self.b.ins().fvdemote(d_high);
+        let low_bytes = bitcast_le(self.b, types::I8X16, e_low);
+        let high_bytes = bitcast_le(self.b, types::I8X16, e_high);
+        let joined = shuffle_bytes(self.b, low_bytes, high_bytes, [0, 16]);
+        bitcast_le(self.b, types::F32X4, joined)
     }
 }

@@ -1,0 +1,1194 @@
+//! Throughput of clconv's batch kernels against what a user would write instead, and against
+//! the memory limit; and how long a kernel takes to compile.
+//!
+//! ```sh
+//! cargo bench --bench conversions                          # everything, about 8 minutes
+//! CLCONV_BENCH_LARGE=0 cargo bench --bench conversions     # skip the 64 MiB buffers
+//! CLCONV_BENCH_THROUGHPUT=0 cargo bench --bench conversions  # only the compile latencies
+//! CLCONV_BENCH_COMPILE=0 cargo bench --bench conversions    # no compile latencies
+//! CLCONV_BENCH_DIAG=1 cargo bench --bench conversions -- 64MiB  # + the 64 MiB diagnostics
+//! cargo bench --bench conversions -- 'convert_int4\('      # a criterion filter
+//! ```
+//!
+//! For each of ten conversions and each source size (4 KiB, 256 KiB, 64 MiB) it times, in one
+//! criterion group per conversion:
+//!
+//! - `kernel`: `Kernel::run` on typed slices, from a [`Jit`] set to `Threads::Exactly(1)`;
+//! - `rust-default`: the plain Rust loop (`round_ties_even`, `as`, clamps, exact directed
+//!   rounding by comparing back), compiled for the default target (x86-64: SSE2);
+//! - `rust-avx2`, `rust-avx512`: the same loop body, inlined into `#[target_feature]` functions
+//!   chosen with `is_x86_feature_detected!` (skipped when the CPU lacks the features);
+//! - `memcpy`: `copy_from_slice` of `(src bytes + dst bytes) / 2` bytes, which reads and writes
+//!   exactly as many bytes as the conversion does (a copy of n bytes reads n and writes n);
+//! - at 64 MiB also `kernel-2t` (`Threads::Exactly(2)`) and `memcpy-2t` (the same copy split in
+//!   two halves on two scoped threads, spawned per run as the kernel does).
+//!
+//! Before any timing, every baseline's output is compared bit for bit with the kernel's (and, up
+//! to 256 KiB, the kernel's with the reference interpreter); a mismatch panics, which aborts the
+//! bench. Inputs are pseudo-random with the hard cases (NaN, infinities, halfway values, range
+//! edges) planted at the start.
+//!
+//! At the end the bench prints a Markdown summary: medians, elements/ns, GB/s of bytes read plus
+//! written, and the throughput ratios kernel/baseline (above 1: the kernel is faster); then the
+//! compile latencies (per kernel: a fresh `Jit` per sample, so nothing is cached) and the time
+//! to compile the whole matrix into one `Jit`.
+//!
+//! Warm-up and measurement times default to 0.5 s and 1.5 s; criterion's `--warm-up-time` and
+//! `--measurement-time` override them.
+
+use clconv::jit::{Element, Jit, Threads, X64Flags};
+use clconv::{kernel, reference, target::Target, Extensions, Layout, Request, Rounding};
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+// ---------------------------------------------------------------------------------------------
+// The ten conversions and their plain-Rust baselines.
+
+/// One conversion: its OpenCL name, its element types, the baseline's per-element body, and
+/// how to make inputs for it.
+trait Case: 'static {
+    type S: Element + Copy + Default;
+    type D: Element + Copy + Default;
+    /// The OpenCL spelling the kernel is compiled from.
+    const NAME: &'static str;
+    /// The baseline, one element: what a good engineer writes, exact to the OpenCL semantics.
+    fn convert(x: Self::S) -> Self::D;
+    /// A pseudo-random input element.
+    fn random(rng: &mut Rng) -> Self::S;
+    /// Hard inputs, planted at the start of every buffer.
+    fn specials() -> Vec<Self::S>;
+}
+
+/// xorshift64*: reproducible inputs without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+/// Floats: one in eight is random bits (NaN, infinities, huge and tiny values), the others
+/// multiples of 0.25 in [-600, 600), so halfway cases and the uchar range are well represented.
+fn random_f32(rng: &mut Rng) -> f32 {
+    let r = rng.next();
+    if r & 7 == 0 {
+        f32::from_bits((r >> 32) as u32)
+    } else {
+        ((r >> 32) % 4800) as f32 * 0.25 - 600.0
+    }
+}
+
+const F32_SPECIALS: [f32; 26] = [
+    f32::NAN,
+    -f32::NAN,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    0.0,
+    -0.0,
+    0.5,
+    1.5,
+    2.5,
+    -0.5,
+    -1.5,
+    -2.5,
+    254.5,
+    255.5,
+    255.499_98,
+    -0.499_999_97,
+    2_147_483_520.0,
+    2_147_483_648.0,
+    -2_147_483_648.0,
+    -2_147_483_904.0,
+    1e-45,
+    -1e-45,
+    f32::MAX,
+    f32::MIN,
+    8_388_609.0,
+    16_777_215.0,
+];
+
+/// `convert_int4_sat_rte(float4)`.
+struct IntSatRteFromFloat;
+impl Case for IntSatRteFromFloat {
+    type S = f32;
+    type D = i32;
+    const NAME: &'static str = "convert_int4_sat_rte(float4)";
+    #[inline(always)]
+    fn convert(x: f32) -> i32 {
+        // `as` saturates and maps NaN to 0: exactly `_sat`.
+        x.round_ties_even() as i32
+    }
+    fn random(rng: &mut Rng) -> f32 {
+        random_f32(rng)
+    }
+    fn specials() -> Vec<f32> {
+        F32_SPECIALS.to_vec()
+    }
+}
+
+/// `convert_uchar4_sat_rte(float4)`.
+struct UCharSatRteFromFloat;
+impl Case for UCharSatRteFromFloat {
+    type S = f32;
+    type D = u8;
+    const NAME: &'static str = "convert_uchar4_sat_rte(float4)";
+    #[inline(always)]
+    fn convert(x: f32) -> u8 {
+        x.round_ties_even() as u8
+    }
+    fn random(rng: &mut Rng) -> f32 {
+        random_f32(rng)
+    }
+    fn specials() -> Vec<f32> {
+        F32_SPECIALS.to_vec()
+    }
+}
+
+/// `convert_int4(float4)`: rtz; clconv defines NaN and out-of-range results as the `_sat` ones.
+struct IntFromFloat;
+impl Case for IntFromFloat {
+    type S = f32;
+    type D = i32;
+    const NAME: &'static str = "convert_int4(float4)";
+    #[inline(always)]
+    fn convert(x: f32) -> i32 {
+        x as i32
+    }
+    fn random(rng: &mut Rng) -> f32 {
+        random_f32(rng)
+    }
+    fn specials() -> Vec<f32> {
+        F32_SPECIALS.to_vec()
+    }
+}
+
+/// `convert_float4_rtp(int4)`.
+struct FloatRtpFromInt;
+impl Case for FloatRtpFromInt {
+    type S = i32;
+    type D = f32;
+    const NAME: &'static str = "convert_float4_rtp(int4)";
+    #[inline(always)]
+    fn convert(x: i32) -> f32 {
+        // Round to nearest, then one step up when that went below (|f| <= 2^31 fits an i64).
+        let f = x as f32;
+        if (f as i64) < i64::from(x) {
+            f.next_up()
+        } else {
+            f
+        }
+    }
+    fn random(rng: &mut Rng) -> i32 {
+        let r = rng.next();
+        if r & 3 == 0 {
+            (r >> 40) as i32 - (1 << 23) // small: exact
+        } else {
+            (r >> 32) as i32
+        }
+    }
+    fn specials() -> Vec<i32> {
+        vec![
+            0,
+            1,
+            -1,
+            i32::MAX,
+            i32::MIN,
+            i32::MIN + 1,
+            16_777_217,
+            -16_777_217,
+            16_777_216,
+            0x7fff_ff7f,
+            0x7fff_ff80,
+            -0x7fff_ff80,
+        ]
+    }
+}
+
+/// `convert_float2_rtz(double2)`.
+struct FloatRtzFromDouble;
+impl Case for FloatRtzFromDouble {
+    type S = f64;
+    type D = f32;
+    const NAME: &'static str = "convert_float2_rtz(double2)";
+    #[inline(always)]
+    fn convert(x: f64) -> f32 {
+        // Round to nearest, then one step toward zero when that grew the magnitude (overflow to
+        // infinity included: it steps back to MAX). NaN compares false and stays.
+        let f = x as f32;
+        if f64::from(f).abs() > x.abs() {
+            f32::from_bits(f.to_bits() - 1)
+        } else {
+            f
+        }
+    }
+    fn random(rng: &mut Rng) -> f64 {
+        let r = rng.next();
+        if r & 7 == 0 {
+            f64::from_bits(rng.next())
+        } else {
+            // Exponents from below the f32 subnormals to above f32::MAX, random mantissas.
+            let exp = 1023 - 160 + (r >> 52) % 290;
+            f64::from_bits((r & (1 << 63)) | (exp << 52) | (rng.next() >> 12))
+        }
+    }
+    fn specials() -> Vec<f64> {
+        vec![
+            f64::NAN,
+            -f64::NAN,
+            f64::from_bits(0x7ff0_0000_0000_0001),
+            f64::from_bits(0xfff4_0000_dead_beef),
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.0,
+            -0.0,
+            f64::from(f32::MAX),
+            f64::from(f32::MAX) * (1.0 + f64::EPSILON),
+            -f64::from(f32::MAX) * 1.5,
+            2f64.powi(128),
+            1e-46,
+            -1e-46,
+            1e-300,
+            f64::from(f32::MIN_POSITIVE) * 0.75,
+            1.0 + 2f64.powi(-24),
+            -(1.0 + 2f64.powi(-24)),
+            f64::MAX,
+            f64::MIN,
+        ]
+    }
+}
+
+/// `convert_double2(long2)`: the static mode, rte.
+struct DoubleFromLong;
+impl Case for DoubleFromLong {
+    type S = i64;
+    type D = f64;
+    const NAME: &'static str = "convert_double2(long2)";
+    #[inline(always)]
+    fn convert(x: i64) -> f64 {
+        x as f64
+    }
+    fn random(rng: &mut Rng) -> i64 {
+        let r = rng.next();
+        if r & 3 == 0 {
+            (r as i64) >> 12 // below 2^52: exact
+        } else {
+            r as i64
+        }
+    }
+    fn specials() -> Vec<i64> {
+        vec![
+            0,
+            -1,
+            i64::MAX,
+            i64::MIN,
+            (1 << 53) + 1,
+            -(1 << 53) - 1,
+            (1 << 53) + 3,
+        ]
+    }
+}
+
+/// `convert_float4(uint4)`: the static mode, rte.
+struct FloatFromUInt;
+impl Case for FloatFromUInt {
+    type S = u32;
+    type D = f32;
+    const NAME: &'static str = "convert_float4(uint4)";
+    #[inline(always)]
+    fn convert(x: u32) -> f32 {
+        x as f32
+    }
+    fn random(rng: &mut Rng) -> u32 {
+        (rng.next() >> 32) as u32
+    }
+    fn specials() -> Vec<u32> {
+        vec![
+            0,
+            1,
+            u32::MAX,
+            0x8000_0000,
+            0x8000_0080,
+            0x8000_0180,
+            16_777_217,
+        ]
+    }
+}
+
+/// `convert_uchar8_sat(short8)`.
+struct UCharSatFromShort;
+impl Case for UCharSatFromShort {
+    type S = i16;
+    type D = u8;
+    const NAME: &'static str = "convert_uchar8_sat(short8)";
+    #[inline(always)]
+    fn convert(x: i16) -> u8 {
+        x.clamp(0, 255) as u8
+    }
+    fn random(rng: &mut Rng) -> i16 {
+        let r = rng.next();
+        if r & 1 == 0 {
+            (r >> 48) as i16 % 400 // around the uchar range
+        } else {
+            (r >> 48) as i16
+        }
+    }
+    fn specials() -> Vec<i16> {
+        vec![0, -1, 255, 256, i16::MAX, i16::MIN, 128, 127]
+    }
+}
+
+/// `convert_char4(int4)`: no `_sat`, so the low byte.
+struct CharFromInt;
+impl Case for CharFromInt {
+    type S = i32;
+    type D = i8;
+    const NAME: &'static str = "convert_char4(int4)";
+    #[inline(always)]
+    fn convert(x: i32) -> i8 {
+        x as i8
+    }
+    fn random(rng: &mut Rng) -> i32 {
+        (rng.next() >> 32) as i32
+    }
+    fn specials() -> Vec<i32> {
+        vec![0, -1, 127, 128, 255, 256, i32::MAX, i32::MIN]
+    }
+}
+
+/// `convert_float2_rtn(ulong2)`.
+struct FloatRtnFromULong;
+impl Case for FloatRtnFromULong {
+    type S = u64;
+    type D = f32;
+    const NAME: &'static str = "convert_float2_rtn(ulong2)";
+    #[inline(always)]
+    fn convert(x: u64) -> f32 {
+        // Round to nearest, then one step down when that went above (2^64 needs the u128).
+        let f = x as f32;
+        if f as u128 > u128::from(x) {
+            f.next_down()
+        } else {
+            f
+        }
+    }
+    fn random(rng: &mut Rng) -> u64 {
+        let r = rng.next();
+        if r & 3 == 0 {
+            r >> 40 // below 2^24: exact
+        } else {
+            rng.next()
+        }
+    }
+    fn specials() -> Vec<u64> {
+        vec![
+            0,
+            1,
+            u64::MAX,
+            u64::MAX - (1 << 39),
+            u64::MAX - (1 << 40) + 1,
+            1 << 63,
+            (1 << 63) + 1,
+            16_777_217,
+        ]
+    }
+}
+
+/// The loop itself; inlined into each of the entry points below, so each is compiled with its
+/// own target features.
+#[inline(always)]
+fn rust_loop<C: Case>(src: &[C::S], dst: &mut [C::D]) {
+    for (d, &s) in dst.iter_mut().zip(src) {
+        *d = C::convert(s);
+    }
+}
+
+/// The loop for the default target.
+#[inline(never)]
+fn rust_default<C: Case>(src: &[C::S], dst: &mut [C::D]) {
+    rust_loop::<C>(src, dst)
+}
+
+/// The loop with AVX2 and FMA. Safety: the CPU must have them.
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn rust_avx2<C: Case>(src: &[C::S], dst: &mut [C::D]) {
+    rust_loop::<C>(src, dst)
+}
+
+/// The loop with AVX-512 (F, VL, DQ, BW). Safety: the CPU must have them.
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")]
+unsafe fn rust_avx512<C: Case>(src: &[C::S], dst: &mut [C::D]) {
+    rust_loop::<C>(src, dst)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Isa {
+    Default,
+    Avx2,
+    Avx512,
+}
+
+impl Isa {
+    fn name(self) -> &'static str {
+        match self {
+            Isa::Default => "rust-default",
+            Isa::Avx2 => "rust-avx2",
+            Isa::Avx512 => "rust-avx512",
+        }
+    }
+
+    fn available(self) -> bool {
+        match self {
+            Isa::Default => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => {
+                is_x86_feature_detected!("avx512f")
+                    && is_x86_feature_detected!("avx512vl")
+                    && is_x86_feature_detected!("avx512dq")
+                    && is_x86_feature_detected!("avx512bw")
+                    && is_x86_feature_detected!("avx2")
+                    && is_x86_feature_detected!("fma")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// Runs the baseline loop compiled for this ISA. Only call when `available()`.
+    fn run<C: Case>(self, src: &[C::S], dst: &mut [C::D]) {
+        debug_assert!(self.available());
+        match self {
+            Isa::Default => rust_default::<C>(src, dst),
+            // SAFETY: `available()` checked the CPU features the functions are compiled for.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => unsafe { rust_avx2::<C>(src, dst) },
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => unsafe { rust_avx512::<C>(src, dst) },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => unreachable!(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Buffers.
+
+/// The bytes of a slice of plain numbers.
+fn bytes_of<T: Element>(s: &[T]) -> &[u8] {
+    // SAFETY: every Element is a plain number type (or a u16 wrapper) without padding, so its
+    // memory is initialised bytes; the length is the slice's size in bytes.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), std::mem::size_of_val(s)) }
+}
+
+fn make_input<C: Case>(elements: usize, seed: u64) -> Vec<C::S> {
+    let mut rng = Rng(seed | 1);
+    let mut v: Vec<C::S> = (0..elements).map(|_| C::random(&mut rng)).collect();
+    for (slot, s) in v.iter_mut().zip(C::specials()) {
+        *slot = s;
+    }
+    v
+}
+
+/// Panics with the first differing element unless `a` and `b` hold the same bits.
+fn assert_same<T: Element + std::fmt::Debug>(what: &str, name: &str, a: &[T], b: &[T]) {
+    if bytes_of(a) == bytes_of(b) {
+        return;
+    }
+    let size = std::mem::size_of::<T>();
+    let i = bytes_of(a)
+        .iter()
+        .zip(bytes_of(b))
+        .position(|(x, y)| x != y)
+        .unwrap()
+        / size;
+    panic!(
+        "{name}: {what} differs from the kernel at element {i}: {:?} vs kernel {:?} \
+         (the bench is aborted: a baseline that is not exact is not a baseline)",
+        b[i], a[i]
+    );
+}
+
+fn memcpy_2t(src: &[u8], dst: &mut [u8]) {
+    let half = src.len() / 2;
+    let (s0, s1) = src.split_at(half);
+    let (d0, d1) = dst.split_at_mut(half);
+    std::thread::scope(|scope| {
+        scope.spawn(|| d0.copy_from_slice(s0));
+        scope.spawn(|| d1.copy_from_slice(s1));
+    });
+}
+
+/// Diagnostic: a copy with ordinary 16-byte loads and stores, the store kind clconv's kernels
+/// use. glibc's memcpy switches to non-temporal stores above `x86_non_temporal_threshold`
+/// (about 15 MiB here), which skip the read-for-ownership of the destination lines.
+#[cfg(target_arch = "x86_64")]
+fn copy_regular_stores(src: &[u8], dst: &mut [u8]) {
+    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_storeu_si128};
+    assert_eq!(src.len(), dst.len());
+    let n = src.len() / 64 * 64;
+    for i in (0..n).step_by(64) {
+        // SAFETY: i + 64 <= n <= len for both slices; unaligned loads and stores.
+        unsafe {
+            let s = src.as_ptr().add(i).cast::<__m128i>();
+            let d = dst.as_mut_ptr().add(i).cast::<__m128i>();
+            let (a, b, c, e) = (
+                _mm_loadu_si128(s),
+                _mm_loadu_si128(s.add(1)),
+                _mm_loadu_si128(s.add(2)),
+                _mm_loadu_si128(s.add(3)),
+            );
+            _mm_storeu_si128(d, a);
+            _mm_storeu_si128(d.add(1), b);
+            _mm_storeu_si128(d.add(2), c);
+            _mm_storeu_si128(d.add(3), e);
+        }
+    }
+    dst[n..].copy_from_slice(&src[n..]);
+}
+
+/// Diagnostic: the kernel run on chunks into a small cache-resident scratch buffer, each chunk
+/// then streamed to the destination with non-temporal stores: what a kernel with non-temporal
+/// stores for large buffers would do.
+#[cfg(target_arch = "x86_64")]
+fn kernel_nt<S: Element, D: Element>(
+    k: &clconv::jit::Kernel,
+    src: &[S],
+    dst: &mut [D],
+    scratch: &mut [D],
+) {
+    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+    let chunk = scratch.len();
+    for (s, d) in src.chunks(chunk).zip(dst.chunks_mut(chunk)) {
+        let n = s.len();
+        k.run(s, &mut scratch[..n]).unwrap();
+        let from = bytes_of(&scratch[..n]);
+        let bytes = from.len();
+        let to = d.as_mut_ptr().cast::<u8>();
+        let head = to.align_offset(16).min(bytes);
+        let body = (bytes - head) / 16 * 16;
+        // SAFETY: `to` points at `bytes` writable bytes (the chunk of `dst`); the head and tail
+        // are copied bytewise, the body with aligned 16-byte streaming stores.
+        unsafe {
+            std::ptr::copy_nonoverlapping(from.as_ptr(), to, head);
+            for i in (head..head + body).step_by(16) {
+                let v = _mm_loadu_si128(from.as_ptr().add(i).cast::<__m128i>());
+                _mm_stream_si128(to.add(i).cast::<__m128i>(), v);
+            }
+            std::ptr::copy_nonoverlapping(
+                from.as_ptr().add(head + body),
+                to.add(head + body),
+                bytes - head - body,
+            );
+        }
+    }
+    // SAFETY: a store fence, always available on x86-64.
+    unsafe { _mm_sfence() };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timing records: every bench routine is run through `iter_custom`, which records the time per
+// iteration of each call; criterion warms up first and then takes `sample_size` samples, so the
+// last `sample_size` records of a benchmark are its measurement.
+
+static RECORDS: Mutex<BTreeMap<String, Vec<f64>>> = Mutex::new(BTreeMap::new());
+
+fn timed(key: &str, iters: u64, mut f: impl FnMut()) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        f();
+    }
+    let elapsed = start.elapsed();
+    RECORDS
+        .lock()
+        .unwrap()
+        .entry(key.to_string())
+        .or_default()
+        .push(elapsed.as_secs_f64() * 1e9 / iters as f64);
+    elapsed
+}
+
+/// The median ns per iteration of the last `samples` records of `key`.
+fn median_ns(key: &str, samples: usize) -> Option<f64> {
+    let records = RECORDS.lock().unwrap();
+    let all = records.get(key)?;
+    let mut last: Vec<f64> = all[all.len().saturating_sub(samples)..].to_vec();
+    Some(median(&mut last))
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn percentile(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
+}
+
+// ---------------------------------------------------------------------------------------------
+// The throughput benches.
+
+const SIZES: [(usize, &str); 3] = [
+    (4 << 10, "4KiB"),
+    (256 << 10, "256KiB"),
+    (64 << 20, "64MiB"),
+];
+const SMALL_SAMPLES: usize = 50;
+const LARGE_SAMPLES: usize = 10;
+
+/// What the summary needs of one conversion at one size.
+struct Row {
+    name: &'static str,
+    size: &'static str,
+    elements: usize,
+    traffic: usize,
+    samples: usize,
+    isas: Vec<Isa>,
+    threaded: bool,
+}
+
+fn key(name: &str, variant: &str, size: &str) -> String {
+    format!("{name}/{variant}/{size}")
+}
+
+fn bench_case<C: Case>(
+    c: &mut Criterion,
+    jit1: &Jit,
+    jit2: &Jit,
+    large: bool,
+    diag: bool,
+    rows: &mut Vec<Row>,
+) where
+    C::D: std::fmt::Debug + PartialEq,
+{
+    let k1 = jit1.compile(C::NAME).expect("compiles");
+    let k2 = jit2.compile(C::NAME).expect("compiles");
+    let request = Request::parse(C::NAME, Extensions::default()).unwrap();
+    let isas: Vec<Isa> = [Isa::Default, Isa::Avx2, Isa::Avx512]
+        .into_iter()
+        .filter(|isa| isa.available())
+        .collect();
+    let mut group = c.benchmark_group(C::NAME);
+    for (seed, &(bytes, size)) in SIZES.iter().enumerate() {
+        let big = bytes >= 64 << 20;
+        if big && !large {
+            continue;
+        }
+        let elements = bytes / std::mem::size_of::<C::S>();
+        let src = make_input::<C>(elements, 0x9e37_79b9_7f4a_7c15 ^ seed as u64);
+        let mut dst = vec![C::D::default(); elements];
+        let mut check = vec![C::D::default(); elements];
+
+        // Correctness first: the kernel against the reference (up to 256 KiB: it is soft-float)
+        // and every baseline against the kernel, bit for bit.
+        k1.run(&src, &mut dst).unwrap();
+        if !big {
+            let mut expected = vec![0u8; std::mem::size_of_val(&dst[..])];
+            reference::evaluate(&request, Layout::Packed, bytes_of(&src), &mut expected).unwrap();
+            assert!(
+                bytes_of(&dst) == &expected[..],
+                "{}: the kernel differs from the reference interpreter",
+                C::NAME
+            );
+        }
+        if big {
+            check.fill(C::D::default());
+            k2.run(&src, &mut check).unwrap();
+            assert_same("kernel-2t", C::NAME, &dst, &check);
+        }
+        for &isa in &isas {
+            check.fill(C::D::default());
+            isa.run::<C>(&src, &mut check);
+            assert_same(isa.name(), C::NAME, &dst, &check);
+        }
+
+        // The same traffic as a copy: the conversion reads size_of_val(src) bytes and writes
+        // size_of_val(dst); a copy of n bytes reads n and writes n.
+        let traffic = std::mem::size_of_val(&src[..]) + std::mem::size_of_val(&dst[..]);
+        let copy_src = vec![0x5au8; traffic / 2];
+        let mut copy_dst = vec![0u8; traffic / 2];
+        copy_dst.copy_from_slice(&copy_src); // fault the pages in
+
+        let samples = if big { LARGE_SAMPLES } else { SMALL_SAMPLES };
+        group.sample_size(samples);
+        group.sampling_mode(if big {
+            SamplingMode::Flat
+        } else {
+            SamplingMode::Auto
+        });
+        group.throughput(Throughput::Elements(elements as u64));
+
+        group.bench_function(BenchmarkId::new("kernel", size), |b| {
+            let k = key(C::NAME, "kernel", size);
+            b.iter_custom(|iters| {
+                timed(&k, iters, || {
+                    k1.run(black_box(&src[..]), black_box(&mut dst[..]))
+                        .unwrap()
+                })
+            })
+        });
+        for &isa in &isas {
+            group.bench_function(BenchmarkId::new(isa.name(), size), |b| {
+                let k = key(C::NAME, isa.name(), size);
+                b.iter_custom(|iters| {
+                    timed(&k, iters, || {
+                        isa.run::<C>(black_box(&src[..]), black_box(&mut check[..]))
+                    })
+                })
+            });
+        }
+        group.bench_function(BenchmarkId::new("memcpy", size), |b| {
+            let k = key(C::NAME, "memcpy", size);
+            b.iter_custom(|iters| {
+                timed(&k, iters, || {
+                    black_box(&mut copy_dst[..]).copy_from_slice(black_box(&copy_src[..]))
+                })
+            })
+        });
+        if big {
+            group.bench_function(BenchmarkId::new("kernel-2t", size), |b| {
+                let k = key(C::NAME, "kernel-2t", size);
+                b.iter_custom(|iters| {
+                    timed(&k, iters, || {
+                        k2.run(black_box(&src[..]), black_box(&mut dst[..]))
+                            .unwrap()
+                    })
+                })
+            });
+            group.bench_function(BenchmarkId::new("memcpy-2t", size), |b| {
+                let k = key(C::NAME, "memcpy-2t", size);
+                b.iter_custom(|iters| {
+                    timed(&k, iters, || {
+                        memcpy_2t(black_box(&copy_src[..]), black_box(&mut copy_dst[..]))
+                    })
+                })
+            });
+        }
+        #[cfg(target_arch = "x86_64")]
+        if big && diag {
+            let mut scratch = vec![C::D::default(); 4096];
+            check.fill(C::D::default());
+            kernel_nt(&k1, &src, &mut check, &mut scratch);
+            assert_same("kernel-nt", C::NAME, &dst, &check);
+            group.bench_function(BenchmarkId::new("kernel-nt", size), |b| {
+                let k = key(C::NAME, "kernel-nt", size);
+                b.iter_custom(|iters| {
+                    timed(&k, iters, || {
+                        kernel_nt(
+                            &k1,
+                            black_box(&src[..]),
+                            black_box(&mut dst[..]),
+                            &mut scratch,
+                        )
+                    })
+                })
+            });
+            group.bench_function(BenchmarkId::new("copy-regular-stores", size), |b| {
+                let k = key(C::NAME, "copy-regular-stores", size);
+                b.iter_custom(|iters| {
+                    timed(&k, iters, || {
+                        copy_regular_stores(black_box(&copy_src[..]), black_box(&mut copy_dst[..]))
+                    })
+                })
+            });
+        }
+        rows.push(Row {
+            name: C::NAME,
+            size,
+            elements,
+            traffic,
+            samples,
+            isas: isas.clone(),
+            threaded: big,
+        });
+    }
+    group.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compile latency.
+
+const NAMES: [&str; 10] = [
+    IntSatRteFromFloat::NAME,
+    UCharSatRteFromFloat::NAME,
+    IntFromFloat::NAME,
+    FloatRtpFromInt::NAME,
+    FloatRtzFromDouble::NAME,
+    DoubleFromLong::NAME,
+    FloatFromUInt::NAME,
+    UCharSatFromShort::NAME,
+    CharFromInt::NAME,
+    FloatRtnFromULong::NAME,
+];
+
+/// A host ISA like `Target::Host.isa()` (opt_level speed, not PIC) with extra shared settings:
+/// to show what Cranelift's own settings cost.
+fn host_isa_with(extra: &[(&str, &str)]) -> cranelift_codegen::isa::OwnedTargetIsa {
+    use cranelift_codegen::settings::{self, Configurable};
+    let mut shared = settings::builder();
+    for &(name, value) in [
+        ("opt_level", "speed"),
+        ("use_colocated_libcalls", "false"),
+        ("is_pic", "false"),
+    ]
+    .iter()
+    .chain(extra)
+    {
+        shared.set(name, value).unwrap();
+    }
+    cranelift_native::builder()
+        .unwrap()
+        .finish(settings::Flags::new(shared))
+        .unwrap()
+}
+
+/// Cranelift's `Context::compile` of `func` for `isa`, in µs.
+fn codegen_us(
+    func: &cranelift_codegen::ir::Function,
+    isa: &dyn cranelift_codegen::isa::TargetIsa,
+) -> f64 {
+    let mut ctx = cranelift_codegen::Context::for_function(func.clone());
+    let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+    let t = Instant::now();
+    black_box(ctx.compile(isa, &mut ctrl).unwrap().code_buffer().len());
+    t.elapsed().as_secs_f64() * 1e6
+}
+
+/// Per kernel, `Jit::compile` of its name on a fresh `Jit` (created outside the timing, so
+/// nothing is cached): parse, lower, Cranelift compile, define in the JIT module, finalize.
+/// Also the two stages the bench can time on their own, `kernel::build` (table lookup and
+/// lowering to Cranelift IR) and Cranelift's `Context::compile` of that IR; and the latter
+/// with Cranelift's IR verifier off (`enable_verifier=false`, which clconv does not set), and
+/// with the verifier off and the single-pass register allocator.
+fn compile_latency(out: &mut String) {
+    const PER_KERNEL: usize = 200;
+    let isa = Target::Host.isa().expect("host ISA");
+    let no_verifier = host_isa_with(&[("enable_verifier", "false")]);
+    let single_pass = host_isa_with(&[
+        ("enable_verifier", "false"),
+        ("regalloc_algorithm", "single_pass"),
+    ]);
+    // First compiles pay for one-time initialisation (tables, lazy statics): not a latency.
+    for name in NAMES {
+        Jit::new().unwrap().compile(name).unwrap();
+    }
+    let mut pooled = Vec::new();
+    let mut lines = String::new();
+    let mut medians = Vec::new();
+    for name in NAMES {
+        let request = Request::parse(name, Extensions::default()).unwrap();
+        let mut total = Vec::new();
+        let (mut build, mut codegen, mut codegen_nv, mut codegen_sp) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..PER_KERNEL {
+            let jit = Jit::new().unwrap();
+            let t = Instant::now();
+            let k = jit.compile(black_box(name)).unwrap();
+            total.push(t.elapsed().as_secs_f64() * 1e6);
+            drop((k, jit));
+
+            let t = Instant::now();
+            let built = kernel::build(&request, Layout::Packed, Rounding::Rte, &*isa, 0).unwrap();
+            build.push(t.elapsed().as_secs_f64() * 1e6);
+            codegen.push(codegen_us(&built.func, &*isa));
+            codegen_nv.push(codegen_us(&built.func, &*no_verifier));
+            codegen_sp.push(codegen_us(&built.func, &*single_pass));
+        }
+        pooled.extend_from_slice(&total);
+        let m = median(&mut total);
+        medians.push(m);
+        let (b, cg) = (median(&mut build), median(&mut codegen));
+        lines += &format!(
+            "| `{name}` | {m:.1} | {:.1} | {b:.1} | {cg:.1} | {:.1} | {:.1} | {:.1} |\n",
+            percentile(&mut total, 90.0),
+            m - b - cg,
+            median(&mut codegen_nv),
+            median(&mut codegen_sp),
+        );
+    }
+    *out += &format!(
+        "\n### Compile latency per kernel (µs; {PER_KERNEL} fresh `Jit`s per kernel)\n\n\
+         `Jit::compile` total, and the stages timed apart (medians): `kernel::build` (table lookup, \
+         lowering to IR), Cranelift's `Context::compile` as clconv configures it, the rest \
+         (parse, JIT define, finalize); and for comparison `Context::compile` with \
+         `enable_verifier=false`, and with that and `regalloc_algorithm=single_pass`.\n\n\
+         | kernel | median | p90 | build (IR) | Cranelift compile | rest | compile, no verifier | compile, no verifier, single-pass regalloc |\n\
+         |---|---|---|---|---|---|---|---|\n{lines}\n"
+    );
+    *out += &format!(
+        "Over all {} compiles of the ten: median {:.1} µs, p90 {:.1} µs; the median of the ten medians {:.1} µs, the largest {:.1} µs.\n",
+        pooled.len(),
+        median(&mut pooled),
+        percentile(&mut pooled, 90.0),
+        median(&mut medians),
+        medians.iter().cloned().fold(0.0, f64::max),
+    );
+
+    // The whole matrix into one Jit, by name (parse included), three times each.
+    let all = Request::all(Extensions::with_fp16());
+    let conversions: Vec<String> = all
+        .iter()
+        .filter(|r| matches!(r, Request::Convert(_)))
+        .map(|r| r.to_string())
+        .collect();
+    let every: Vec<String> = all.iter().map(|r| r.to_string()).collect();
+    *out += "\n### Compiling the whole matrix into one `Jit` (fresh each time)\n\n\
+             | requests | run 1 | run 2 | run 3 | per request (median run) |\n|---|---|---|---|---|\n";
+    for (what, names) in [
+        ("conversions", &conversions),
+        ("conversions and `as_`", &every),
+    ] {
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            let jit =
+                Jit::with_options(X64Flags::Host, Extensions::with_fp16(), Rounding::Rte).unwrap();
+            let t = Instant::now();
+            for name in names.iter() {
+                jit.compile(name).unwrap();
+            }
+            runs.push(t.elapsed().as_secs_f64());
+            assert_eq!(jit.cached_kernels(), names.len());
+        }
+        let mut sorted = runs.clone();
+        let m = median(&mut sorted);
+        *out += &format!(
+            "| {} {what} | {:.3} s | {:.3} s | {:.3} s | {:.1} µs |\n",
+            names.len(),
+            runs[0],
+            runs[1],
+            runs[2],
+            m * 1e6 / names.len() as f64
+        );
+    }
+
+    // What the verifier costs over the whole matrix: build + Context::compile of every
+    // conversion, with and without it (no JIT module, so no define/finalize).
+    let stage = |isa: &dyn cranelift_codegen::isa::TargetIsa| {
+        let t = Instant::now();
+        for r in all.iter().filter(|r| matches!(r, Request::Convert(_))) {
+            let built = kernel::build(r, Layout::Packed, Rounding::Rte, isa, 0).unwrap();
+            let mut ctx = cranelift_codegen::Context::for_function(built.func);
+            let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+            black_box(ctx.compile(isa, &mut ctrl).unwrap().code_buffer().len());
+        }
+        t.elapsed().as_secs_f64()
+    };
+    let (with_v, without_v, sp) = (stage(&*isa), stage(&*no_verifier), stage(&*single_pass));
+    // How many different kernel bodies the conversions need: in the packed layout a kernel
+    // depends on its request only through the table key and the lane count (`vectors × lanes`).
+    let keys: std::collections::HashSet<_> = all
+        .iter()
+        .filter(|r| matches!(r, Request::Convert(_)))
+        .map(|r| kernel::key_of(r, Rounding::Rte))
+        .collect();
+    *out += &format!(
+        "\nThe {} conversions through `kernel::build` + `Context::compile` only (no JIT module): \
+         {with_v:.3} s as clconv configures Cranelift, {without_v:.3} s with `enable_verifier=false`, \
+         {sp:.3} s with that and the single-pass register allocator. They have {} distinct table \
+         keys (class, element types, `_sat`, effective rounding).\n",
+        conversions.len(),
+        keys.len()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The summary.
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.into())
+}
+
+fn throughput_summary(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "### Throughput (medians; ratios are kernel throughput / baseline throughput, above 1 = kernel faster)\n\n\
+         | conversion | size | kernel ns | elem/ns | GB/s r+w | ×rust-default | ×rust-avx2 | ×rust-avx512 | ×memcpy | 2t: kernel GB/s | 2t: ×memcpy-2t |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for row in rows {
+        let get = |variant: &str| median_ns(&key(row.name, variant, row.size), row.samples);
+        let Some(kernel) = get("kernel") else {
+            continue; // filtered out
+        };
+        let ratio = |variant: &str| match get(variant) {
+            Some(base) => format!("{:.2}", base / kernel),
+            None => "–".into(),
+        };
+        let isa_ratio = |isa: Isa| {
+            if row.isas.contains(&isa) {
+                ratio(isa.name())
+            } else {
+                "n/a".into()
+            }
+        };
+        let (t2, r2) = match (row.threaded, get("kernel-2t")) {
+            (true, Some(k2)) => (
+                format!("{:.1}", row.traffic as f64 / k2),
+                ratio_of(get("memcpy-2t"), k2),
+            ),
+            _ => ("".into(), "".into()),
+        };
+        out += &format!(
+            "| `{}` | {} | {:.0} | {:.3} | {:.1} | {} | {} | {} | {} | {t2} | {r2} |\n",
+            row.name,
+            row.size,
+            kernel,
+            row.elements as f64 / kernel,
+            row.traffic as f64 / kernel,
+            isa_ratio(Isa::Default),
+            isa_ratio(Isa::Avx2),
+            isa_ratio(Isa::Avx512),
+            ratio("memcpy"),
+        );
+    }
+    out += "\n### Baselines (medians)\n\n\
+            | conversion | size | rust-default elem/ns | rust-avx2 elem/ns | rust-avx512 elem/ns | memcpy GB/s r+w | memcpy-2t GB/s r+w |\n\
+            |---|---|---|---|---|---|---|\n";
+    for row in rows {
+        let get = |variant: &str| median_ns(&key(row.name, variant, row.size), row.samples);
+        if get("kernel").is_none() {
+            continue;
+        }
+        let elem = |variant: &str| {
+            get(variant).map_or("–".into(), |t| format!("{:.3}", row.elements as f64 / t))
+        };
+        let gbs = |variant: &str| {
+            get(variant).map_or("".into(), |t| format!("{:.1}", row.traffic as f64 / t))
+        };
+        out += &format!(
+            "| `{}` | {} | {} | {} | {} | {} | {} |\n",
+            row.name,
+            row.size,
+            elem("rust-default"),
+            elem("rust-avx2"),
+            elem("rust-avx512"),
+            gbs("memcpy"),
+            gbs("memcpy-2t"),
+        );
+    }
+    out
+}
+
+/// The diagnostics (CLCONV_BENCH_DIAG=1), where they ran.
+fn diagnostics_summary(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "\n### Diagnostics at 64 MiB, one thread (GB/s of bytes read plus written)\n\n\
+         `copy-regular-stores`: the memcpy traffic copied with ordinary 16-byte stores (the kernels' \
+         store kind; glibc's memcpy streams above ~15 MiB). `kernel-nt`: the kernel on 4096-element \
+         chunks into a scratch buffer, each streamed to the destination with `movntdq`.\n\n\
+         | conversion | kernel | memcpy | copy-regular-stores | kernel-nt | kernel-nt ×memcpy |\n\
+         |---|---|---|---|---|---|\n",
+    );
+    let mut any = false;
+    for row in rows.iter().filter(|r| r.threaded) {
+        let get = |variant: &str| median_ns(&key(row.name, variant, row.size), row.samples);
+        let (Some(kernel), Some(nt)) = (get("kernel"), get("kernel-nt")) else {
+            continue;
+        };
+        any = true;
+        let gbs =
+            |t: Option<f64>| t.map_or("–".into(), |t| format!("{:.1}", row.traffic as f64 / t));
+        out += &format!(
+            "| `{}` | {} | {} | {} | {} | {} |\n",
+            row.name,
+            gbs(Some(kernel)),
+            gbs(get("memcpy")),
+            gbs(get("copy-regular-stores")),
+            gbs(Some(nt)),
+            ratio_of(get("memcpy"), nt),
+        );
+    }
+    if any {
+        out
+    } else {
+        String::new()
+    }
+}
+
+fn ratio_of(base: Option<f64>, kernel: f64) -> String {
+    base.map_or("–".into(), |b| format!("{:.2}", b / kernel))
+}
+
+/// An on-by-default switch: off when the variable is `0`.
+fn enabled(var: &str) -> bool {
+    std::env::var(var).map_or(true, |v| v != "0")
+}
+
+fn main() {
+    let large = enabled("CLCONV_BENCH_LARGE");
+    let diag = std::env::var("CLCONV_BENCH_DIAG").is_ok_and(|v| v == "1");
+    let load_before = loadavg();
+    let started = Instant::now();
+
+    let mut c = Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_millis(1500))
+        .configure_from_args();
+
+    let jit1 = Jit::new().expect("host JIT");
+    jit1.set_threads(Threads::Exactly(1));
+    let jit2 = Jit::new().expect("host JIT");
+    jit2.set_threads(Threads::Exactly(2));
+
+    let mut rows = Vec::new();
+    if enabled("CLCONV_BENCH_THROUGHPUT") {
+        bench_case::<IntSatRteFromFloat>(&mut c, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<UCharSatRteFromFloat>(&mut c, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<IntFromFloat>(&mut c, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<FloatRtpFromInt>(&mut c, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<FloatRtzFromDouble>(&mut c, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<DoubleFromLong>(&mut c, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<FloatFromUInt>(&mut c, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<UCharSatFromShort>(&mut c, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<CharFromInt>(&mut c, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<FloatRtnFromULong>(&mut c, &jit1, &jit2, large, diag, &mut rows);
+    }
+    c.final_summary();
+
+    let load_after_throughput = loadavg();
+    let mut summary = throughput_summary(&rows);
+    summary += &diagnostics_summary(&rows);
+    if enabled("CLCONV_BENCH_COMPILE") {
+        compile_latency(&mut summary);
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "\n## clconv benchmark summary\n\nMachine: {}, {cores} logical cores. Load average (1/5/15 min) \
+         before: {load_before}; after the throughput benches: {load_after_throughput}; at the end: {}. \
+         Total {:.0} s.\n\n{summary}",
+        cpu_model(),
+        loadavg(),
+        started.elapsed().as_secs_f64(),
+    );
+}

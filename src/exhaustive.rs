@@ -1,0 +1,1813 @@
+//! Exhaustive verification: every input of every conversion from a source of at most 32 bits
+//! (`float`, `int`, `uint`, and the small `char` … `ushort` and `half`), through the JIT kernels,
+//! compared with an oracle, on all cores. `clconv check --exhaustive [FILTER]` runs it.
+//!
+//! # Why it is sound, and fast enough
+//!
+//! The soft-float reference ([`crate::reference`]) runs at ~30-40 M elements per second and
+//! core: 2^32 inputs of one request take two minutes on one core, and there are ~2,000 runs
+//! (1,710 `float`/`int`/`uint`-source conversions, the 285 three-component ones in both
+//! layouts). So every run is compared with a *fast path*, [`FastConverter`], and the
+//! reference is consulted where it decides something:
+//!
+//! 1. **Two independent implementations.** The JIT kernels are clconv's Cranelift lowering
+//!    (`src/lower/`), compiled by Cranelift, executed on the SIMD and floating-point units.
+//!    [`FastConverter`] is written here from the definitions of [`crate::reference`] in plain
+//!    integer arithmetic (decode the source into sign × integer × 2^e, round by the mode with
+//!    the remainder bits, clamp or encode): it uses no float instruction, no Cranelift, and no
+//!    code from `src/lower/` or the reference. A wrong bit can only go unnoticed where both
+//!    compute the *same* wrong bit for the same input.
+//! 2. **Every disagreement goes to the reference.** Where a kernel and the fast path differ,
+//!    [`reference::ElementConverter`](crate::reference::ElementConverter) decides: if the kernel
+//!    is wrong it is a mismatch (the run fails); if the fast path is wrong the input is counted
+//!    as a *correction* (a fast-path bug to fix, never a silent pass).
+//! 3. **The fast path is itself checked against the reference**, per group of runs, on every
+//!    special input of [`check::inputs`] (zeros, subnormals, every power of two, ties around
+//!    every integer range edge, NaN payloads, and for 8/16-bit sources every input) and on a
+//!    random sample of 1 input in [`SAMPLE_EVERY`] (67 M per 32-bit source): the kernels'
+//!    results at those inputs are compared with the reference directly, so even an identical
+//!    wrong bit in both would be caught there. `--reference-all` compares every input with the
+//!    reference (slow: minutes per group), which proves the fast path on those groups outright.
+//!
+//! Runs are grouped by their per-element function ([`FastConverter`]): `convert_int4_sat_rte`
+//! `(float4)` and `convert_int_rte(float)` compute the same bits per element, so the fast path
+//! and the reference sample are computed once per chunk of inputs and every kernel of the group
+//! is compared with them. Each kernel's destination is first filled with the complement of the
+//! expected bytes, so an element the kernel fails to write cannot pass, and 64 guard bytes after
+//! it must stay untouched.
+//!
+//! Three-component vectors run in both layouts: the aligned one converts element by element
+//! (the per-element lowering that also finishes every vector kernel's tail), so that lowering
+//! too sees every input.
+//!
+//! ```
+//! use clconv::exhaustive::{self, Options};
+//! // The first 100,000 inputs of one request (all 2^32: leave `inputs` at None).
+//! let options = Options {
+//!     filter: "convert_uchar_sat_rte(float)".into(),
+//!     inputs: Some(100_000),
+//!     ..Options::default()
+//! };
+//! let mut lines = Vec::new();
+//! let summary = exhaustive::run(&options, &mut |r| {
+//!     lines.push(r.to_string());
+//!     Ok(())
+//! })
+//! .unwrap();
+//! assert_eq!(summary.mismatches, 0);
+//! assert_eq!(summary.inputs, 100_000);
+//! assert!(lines[0].starts_with("PASS\tconvert_uchar_sat_rte(float)\tpacked"));
+//! ```
+
+use crate::check::{self, Rng};
+use crate::jit::{Jit, JitError, Kernel, Threads, X64Flags};
+use crate::reference::ElementConverter;
+use crate::request::{Conversion, Request};
+use crate::types::{Extensions, Layout, Rounding, ScalarType, Width};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as Atomic};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// One input in this many (on average) is also compared with the soft-float reference.
+pub const SAMPLE_EVERY: usize = 64;
+
+/// Inputs per unit of work handed to a thread.
+const CHUNK: usize = 1 << 20;
+
+/// Bytes after each destination that the kernel must leave alone.
+const GUARD: usize = 64;
+
+/// Mismatch examples kept per run.
+const EXAMPLES: usize = 4;
+
+/// Extra elements after a chunk (copies of its first ones) so every width gets whole vectors.
+const PAD: usize = 16;
+
+// ---------------------------------------------------------------------------------------------
+// The fast path
+// ---------------------------------------------------------------------------------------------
+
+/// The fast path: one element conversion in integer arithmetic only, independent of the
+/// reference's soft-float, of Cranelift, of clconv's lowering and of the host FPU. It follows
+/// the definitions of [`crate::reference`] (float → integer: rounded by the mode, clamped, NaN
+/// → 0, with or without `_sat`; NaN → float: sign, top payload bits, quiet bit set).
+///
+/// ```
+/// use clconv::exhaustive::FastConverter;
+/// use clconv::{Extensions, Request, Rounding};
+/// let Request::Convert(c) =
+///     Request::parse("convert_uchar_sat_rte(float)", Extensions::default()).unwrap()
+/// else {
+///     unreachable!()
+/// };
+/// let f = FastConverter::new(&c, Rounding::Rte);
+/// assert_eq!(f.convert(254.5f32.to_bits() as u64), 254); // ties to even
+/// assert_eq!(f.convert(1.2e9f32.to_bits() as u64), 255);
+/// assert_eq!(f.convert(f32::NAN.to_bits() as u64), 0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FastConverter {
+    src: ScalarType,
+    dst: ScalarType,
+    saturate: bool,
+    rounding: Rounding,
+}
+
+/// A source element's exact value.
+#[derive(Clone, Copy, Debug)]
+enum Value {
+    Nan {
+        negative: bool,
+        mantissa: u64,
+        mantissa_bits: u32,
+    },
+    Infinite {
+        negative: bool,
+    },
+    /// (-1)^negative × magnitude × 2^exp2.
+    Finite {
+        negative: bool,
+        magnitude: u64,
+        exp2: i32,
+    },
+}
+
+impl FastConverter {
+    /// The fast path for the element conversion of `conv` (its width is ignored) under the
+    /// static rounding mode `static_mode`. Conversions that compute the same bits per element
+    /// give equal `FastConverter`s: `_sat` is dropped for float → integer (clconv defines both
+    /// alike) and the rounding mode for integer → integer and `convert_T(T)`.
+    ///
+    /// ```
+    /// use clconv::exhaustive::FastConverter;
+    /// use clconv::{Extensions, Request, Rounding};
+    /// let conv = |name: &str| match Request::parse(name, Extensions::default()).unwrap() {
+    ///     Request::Convert(c) => FastConverter::new(&c, Rounding::Rte),
+    ///     _ => unreachable!(),
+    /// };
+    /// assert_eq!(conv("convert_int4_sat(float4)"), conv("convert_int_rtz(float)"));
+    /// assert_ne!(conv("convert_char_sat(int)"), conv("convert_char(int)"));
+    /// ```
+    pub fn new(conv: &Conversion, static_mode: Rounding) -> FastConverter {
+        let (src, dst) = (conv.src().elem, conv.dst().elem);
+        let mut saturate = conv.saturate();
+        let mut rounding = conv.effective_rounding(static_mode);
+        if src == dst {
+            saturate = false;
+            rounding = Rounding::Rte;
+        } else if !src.is_float() && !dst.is_float() {
+            rounding = Rounding::Rte;
+        } else if src.is_float() && !dst.is_float() {
+            saturate = false;
+        } else if exact(src, dst) {
+            rounding = Rounding::Rte;
+        }
+        FastConverter {
+            src,
+            dst,
+            saturate,
+            rounding,
+        }
+    }
+
+    /// The source element type.
+    ///
+    /// ```
+    /// use clconv::exhaustive::FastConverter;
+    /// use clconv::{Extensions, Request, Rounding, ScalarType};
+    /// let Request::Convert(c) = Request::parse("convert_half(uint)", Extensions::with_fp16()).unwrap()
+    /// else {
+    ///     unreachable!()
+    /// };
+    /// assert_eq!(FastConverter::new(&c, Rounding::Rte).src(), ScalarType::UInt);
+    /// ```
+    pub fn src(&self) -> ScalarType {
+        self.src
+    }
+
+    /// The destination element type.
+    ///
+    /// ```
+    /// use clconv::exhaustive::FastConverter;
+    /// use clconv::{Extensions, Request, Rounding, ScalarType};
+    /// let Request::Convert(c) = Request::parse("convert_half(uint)", Extensions::with_fp16()).unwrap()
+    /// else {
+    ///     unreachable!()
+    /// };
+    /// assert_eq!(FastConverter::new(&c, Rounding::Rte).dst(), ScalarType::Half);
+    /// ```
+    pub fn dst(&self) -> ScalarType {
+        self.dst
+    }
+
+    /// Converts one element: `bits` holds the source's bits (bits above its width ignored);
+    /// the result's bits come back zero-extended.
+    ///
+    /// ```
+    /// use clconv::exhaustive::FastConverter;
+    /// use clconv::{Extensions, Request, Rounding};
+    /// let Request::Convert(c) = Request::parse("convert_float_rtp(int)", Extensions::default()).unwrap()
+    /// else {
+    ///     unreachable!()
+    /// };
+    /// let f = FastConverter::new(&c, Rounding::Rte);
+    /// assert_eq!(f.convert(16_777_217), 0x4b80_0001); // 2^24 + 1 rounds up to 2^24 + 2
+    /// assert_eq!(f.convert((-16_777_217i32) as u32 as u64), 0xcb80_0000); // toward +inf
+    /// ```
+    #[inline(always)]
+    pub fn convert(&self, bits: u64) -> u64 {
+        let bits = bits & mask(self.src.bits());
+        if self.src == self.dst {
+            return bits;
+        }
+        let value = decode(self.src, bits);
+        match float_format(self.dst) {
+            Some((m, e)) => to_float(value, m, e, self.rounding),
+            None => to_int(
+                value,
+                self.dst,
+                self.saturate || self.src.is_float(),
+                self.rounding,
+            ),
+        }
+    }
+}
+
+/// Whether every `src` value is a `dst` value (float → double, short → float, ...): the
+/// rounding mode then changes nothing.
+fn exact(src: ScalarType, dst: ScalarType) -> bool {
+    let Some((m, _)) = float_format(dst) else {
+        return false;
+    };
+    match float_format(src) {
+        Some((src_m, _)) => src_m < m,
+        None => src.bits() - u32::from(src.is_signed_integer()) <= m + 1,
+    }
+}
+
+const fn mask(bits: u32) -> u64 {
+    u64::MAX >> (64 - bits)
+}
+
+/// (mantissa bits, exponent bits) of a floating type.
+fn float_format(t: ScalarType) -> Option<(u32, u32)> {
+    match t {
+        ScalarType::Half => Some((10, 5)),
+        ScalarType::Float => Some((23, 8)),
+        ScalarType::Double => Some((52, 11)),
+        _ => None,
+    }
+}
+
+#[inline(always)]
+fn decode(src: ScalarType, bits: u64) -> Value {
+    if let Some((m, e)) = float_format(src) {
+        let negative = (bits >> (m + e)) & 1 == 1;
+        let exp = (bits >> m) & mask(e);
+        let mantissa = bits & mask(m);
+        let bias = (1i32 << (e - 1)) - 1;
+        return if exp == mask(e) {
+            if mantissa != 0 {
+                Value::Nan {
+                    negative,
+                    mantissa,
+                    mantissa_bits: m,
+                }
+            } else {
+                Value::Infinite { negative }
+            }
+        } else if exp == 0 {
+            Value::Finite {
+                negative,
+                magnitude: mantissa,
+                exp2: 1 - bias - m as i32,
+            }
+        } else {
+            Value::Finite {
+                negative,
+                magnitude: mantissa | 1 << m,
+                exp2: exp as i32 - bias - m as i32,
+            }
+        };
+    }
+    let v: i128 = if src.is_signed_integer() {
+        let shift = 64 - src.bits();
+        (((bits << shift) as i64) >> shift) as i128
+    } else {
+        bits as i128
+    };
+    Value::Finite {
+        negative: v < 0,
+        magnitude: v.unsigned_abs() as u64,
+        exp2: 0,
+    }
+}
+
+/// `magnitude >> shift` (shift >= 1), how the dropped bits compare with half of the last kept
+/// bit's unit, and whether any was set.
+#[inline(always)]
+fn split(magnitude: u64, shift: u32) -> (u64, Ordering, bool) {
+    if shift >= 64 {
+        // Nothing kept; half the unit is 2^(shift - 1) >= 2^63.
+        let vs_half = if shift == 64 {
+            magnitude.cmp(&(1 << 63))
+        } else {
+            Ordering::Less
+        };
+        return (0, vs_half, magnitude != 0);
+    }
+    let rem = magnitude & ((1u64 << shift) - 1);
+    (
+        magnitude >> shift,
+        rem.cmp(&(1u64 << (shift - 1))),
+        rem != 0,
+    )
+}
+
+/// Whether rounding the magnitude (whose kept part is odd or not) goes up, by the mode.
+/// Non-short-circuit `&`/`|`: the rounding bits change from one input to the next, and
+/// branches on them would be mispredicted half the time.
+#[inline(always)]
+fn round_up(mode: Rounding, negative: bool, odd: bool, vs_half: Ordering, inexact: bool) -> bool {
+    let above = vs_half == Ordering::Greater;
+    let tie = vs_half == Ordering::Equal;
+    match mode {
+        Rounding::Rte => above | (tie & odd),
+        Rounding::Rtz => false,
+        Rounding::Rtp => inexact & !negative,
+        Rounding::Rtn => inexact & negative,
+    }
+}
+
+#[inline(always)]
+fn to_int(value: Value, dst: ScalarType, clamp: bool, mode: Rounding) -> u64 {
+    let (lo, hi) = (dst.int_min().unwrap_or(0), dst.int_max().unwrap_or(0));
+    let v: i128 = match value {
+        Value::Nan { .. } => 0,
+        Value::Infinite { negative } => {
+            if negative {
+                lo
+            } else {
+                hi
+            }
+        }
+        Value::Finite {
+            negative,
+            magnitude,
+            exp2,
+        } => {
+            // The rounded magnitude, capped at 2^64 (beyond every destination).
+            let q: u128 = if magnitude == 0 {
+                0
+            } else if exp2 >= 0 {
+                if exp2 as u32 > magnitude.leading_zeros() {
+                    1 << 64
+                } else {
+                    u128::from(magnitude << exp2)
+                }
+            } else {
+                let (q, vs_half, inexact) = split(magnitude, exp2.unsigned_abs());
+                u128::from(q) + round_up(mode, negative, q & 1 == 1, vs_half, inexact) as u128
+            };
+            if negative {
+                -(q as i128)
+            } else {
+                q as i128
+            }
+        }
+    };
+    let v = if clamp { v.clamp(lo, hi) } else { v };
+    v as u64 & mask(dst.bits())
+}
+
+#[inline(always)]
+fn to_float(value: Value, m: u32, e: u32, mode: Rounding) -> u64 {
+    let sign = |negative: bool| u64::from(negative) << (m + e);
+    let inf = mask(e) << m;
+    match value {
+        Value::Nan {
+            negative,
+            mantissa,
+            mantissa_bits,
+        } => {
+            let payload = if mantissa_bits >= m {
+                mantissa >> (mantissa_bits - m)
+            } else {
+                mantissa << (m - mantissa_bits)
+            };
+            sign(negative) | inf | payload | 1 << (m - 1)
+        }
+        Value::Infinite { negative } => sign(negative) | inf,
+        Value::Finite {
+            negative,
+            magnitude,
+            exp2,
+        } => sign(negative) | round_to_format(negative, magnitude, exp2, m, e, mode),
+    }
+}
+
+/// The magnitude bits of `magnitude × 2^exp2` rounded into the format with `m` mantissa and `e`
+/// exponent bits, subnormals and overflow included (sign bit not set).
+#[inline(always)]
+fn round_to_format(
+    negative: bool,
+    magnitude: u64,
+    exp2: i32,
+    m: u32,
+    e: u32,
+    mode: Rounding,
+) -> u64 {
+    if magnitude == 0 {
+        return 0;
+    }
+    let bias = (1i32 << (e - 1)) - 1;
+    let emin = 1 - bias;
+    let top = 63 - magnitude.leading_zeros() as i32; // the value is in [2^(top+exp2), 2^(top+exp2+1))
+                                                     // The exponent of the result's last mantissa bit: subnormals share emin's.
+    let mut ulp_exp = (top + exp2).max(emin) - m as i32;
+    let shift = ulp_exp - exp2;
+    let mut q = if shift <= 0 {
+        magnitude << shift.unsigned_abs() // exact: fits in m + 1 bits
+    } else {
+        let (q, vs_half, inexact) = split(magnitude, shift as u32);
+        q + u64::from(round_up(mode, negative, q & 1 == 1, vs_half, inexact))
+    };
+    if q == 1 << (m + 1) {
+        // Rounded up to the next power of two.
+        q >>= 1;
+        ulp_exp += 1;
+    }
+    if q < 1 << m {
+        return q; // subnormal or zero (biased exponent 0)
+    }
+    let biased = ulp_exp + m as i32 + bias;
+    if biased >= mask(e) as i32 {
+        let max = (mask(e) << m) - 1;
+        let inf = mask(e) << m;
+        return match mode {
+            Rounding::Rte => inf,
+            Rounding::Rtz => max,
+            Rounding::Rtp if negative => max,
+            Rounding::Rtp => inf,
+            Rounding::Rtn if negative => inf,
+            Rounding::Rtn => max,
+        };
+    }
+    (biased as u64) << m | (q & mask(m))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The plan: which runs, grouped by per-element function
+// ---------------------------------------------------------------------------------------------
+
+/// One kernel run over every input: a request in one buffer layout.
+///
+/// ```
+/// use clconv::exhaustive::Run;
+/// use clconv::{Extensions, Layout, Request};
+/// let run = Run {
+///     request: Request::parse("convert_int3(float3)", Extensions::default()).unwrap(),
+///     layout: Layout::Aligned,
+/// };
+/// assert_eq!(run.to_string(), "convert_int3(float3)\taligned");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Run {
+    /// The request.
+    pub request: Request,
+    /// The layout of its buffers (differs from packed only for 3-component vectors).
+    pub layout: Layout,
+}
+
+impl fmt::Display for Run {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}\t{}", self.request, self.layout.name())
+    }
+}
+
+/// Runs that compute the same bits per element, so they share the fast path and the
+/// reference sample.
+///
+/// ```
+/// use clconv::exhaustive::plan;
+/// let groups = plan("convert_int3_sat_rte(float3)").unwrap();
+/// assert_eq!(groups.len(), 1);
+/// assert_eq!(groups[0].runs.len(), 2); // packed and aligned
+/// ```
+#[derive(Clone, Debug)]
+pub struct Group {
+    /// The per-element function they share.
+    pub converter: FastConverter,
+    /// The element conversion of the group's first run (the reference evaluates it).
+    pub conversion: Conversion,
+    /// The runs.
+    pub runs: Vec<Run>,
+}
+
+impl Group {
+    /// The number of distinct inputs: 2^(source bits).
+    ///
+    /// ```
+    /// use clconv::exhaustive::plan;
+    /// assert_eq!(plan("convert_int(float)").unwrap()[0].input_count(), 1 << 32);
+    /// assert_eq!(plan("convert_int(uchar)").unwrap()[0].input_count(), 256);
+    /// ```
+    pub fn input_count(&self) -> u64 {
+        1u64 << self.converter.src.bits()
+    }
+}
+
+/// Why an exhaustive run could not start or finish.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExhaustiveError {
+    /// No conversion of a source of at most 32 bits matches the filter.
+    #[error(
+        "no conversion from a source of at most 32 bits has a name containing {filter:?}{hint}"
+    )]
+    NoRequests {
+        /// The filter.
+        filter: String,
+        /// Why, when known (starts with "; ").
+        hint: String,
+    },
+    /// The JIT could not be set up.
+    #[error(transparent)]
+    Jit(#[from] JitError),
+    /// The state file could not be read or written.
+    #[error("state file {path}: {why}")]
+    State {
+        /// The path.
+        path: String,
+        /// The I/O error.
+        why: String,
+    },
+    /// Writing a result failed.
+    #[error("cannot write the results: {0}")]
+    Output(#[source] std::io::Error),
+}
+
+/// The runs whose request name (or mangled name) contains `filter`: every conversion (not
+/// `as_`) from a source of at most 32 bits, `half` included, packed layout, and aligned too for
+/// 3-component vectors; grouped by per-element function, in a fixed order.
+///
+/// ```
+/// use clconv::exhaustive::plan;
+/// let groups = plan("convert_float_rtz(uint").unwrap();
+/// let runs: usize = groups.iter().map(|g| g.runs.len()).sum();
+/// assert_eq!(runs, 1);
+/// assert!(plan("(double)").is_err()); // 64-bit sources have 2^64 inputs
+/// ```
+pub fn plan(filter: &str) -> Result<Vec<Group>, ExhaustiveError> {
+    let mut groups: BTreeMap<FastConverter, Group> = BTreeMap::new();
+    let mut wide = 0;
+    for request in Request::all(Extensions::with_fp16()) {
+        let Request::Convert(conv) = request else {
+            continue;
+        };
+        if !matches(filter, &request.to_string()) && !matches(filter, &request.mangled()) {
+            continue;
+        }
+        if conv.src().elem.bits() > 32 {
+            wide += 1;
+            continue;
+        }
+        let converter = FastConverter::new(&conv, Rounding::Rte);
+        let group = groups.entry(converter).or_insert_with(|| Group {
+            converter,
+            conversion: conv.per_element(),
+            runs: Vec::new(),
+        });
+        group.runs.push(Run {
+            request,
+            layout: Layout::Packed,
+        });
+        if conv.src().width == Width::W3 {
+            group.runs.push(Run {
+                request,
+                layout: Layout::Aligned,
+            });
+        }
+    }
+    if groups.is_empty() {
+        let hint = if wide > 0 {
+            format!(
+                "; it matches {wide} conversions from long, ulong or double, whose 2^64 inputs \
+                 cannot be enumerated: check those with `clconv check FILTER --inputs N`"
+            )
+        } else {
+            "; try `clconv list FILTER`".into()
+        };
+        // Echo a bounded part of the filter: it may be megabytes long.
+        let mut shown: String = filter.chars().take(80).collect();
+        if shown.len() < filter.len() {
+            shown.push_str("...");
+        }
+        return Err(ExhaustiveError::NoRequests {
+            filter: shown,
+            hint,
+        });
+    }
+    Ok(groups.into_values().collect())
+}
+
+/// Whether `name` matches `filter`: a substring, or with `*` (any characters) a glob that must
+/// match the whole name.
+///
+/// ```
+/// use clconv::exhaustive::matches;
+/// assert!(matches("int_sat", "convert_int_sat_rte(float)"));
+/// assert!(matches("convert_int*_sat_rte(float*)", "convert_int16_sat_rte(float16)"));
+/// assert!(!matches("convert_int*_sat_rte(float*)", "convert_uint_sat_rte(float)"));
+/// ```
+pub fn matches(filter: &str, name: &str) -> bool {
+    if !filter.contains('*') {
+        return name.contains(filter);
+    }
+    let parts: Vec<&str> = filter.split('*').collect();
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
+        return false;
+    }
+    let mut rest = &name[first.len()..name.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+// ---------------------------------------------------------------------------------------------
+// Results
+// ---------------------------------------------------------------------------------------------
+
+/// A wrong element: the kernel's bits where the reference says otherwise.
+///
+/// ```
+/// use clconv::exhaustive::Example;
+/// let e = Example { input: 0x3f00_0000, expected: 0, got: 1, padding: false };
+/// assert_eq!(e.to_string(), "input 0x3f000000: expected 0x0, got 0x1");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Example {
+    /// The input's bits (for a padding slot: the vector's first input).
+    pub input: u64,
+    /// The reference's bits (0 for a padding slot).
+    pub expected: u64,
+    /// The kernel's bits.
+    pub got: u64,
+    /// True for the padding slot of an aligned 3-component vector.
+    pub padding: bool,
+}
+
+impl fmt::Display for Example {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = if self.padding {
+            "padding after input"
+        } else {
+            "input"
+        };
+        write!(
+            f,
+            "{what} {:#x}: expected {:#x}, got {:#x}",
+            self.input, self.expected, self.got
+        )
+    }
+}
+
+/// The outcome of one run over every input.
+///
+/// Its `Display` is one tab-separated line, the same that `--state` files hold:
+/// `PASS|FAIL  request  layout  flags  N inputs  N mismatches  N corrections  N reference-checked
+/// S s`, then for a failure the error or up to four examples.
+///
+/// ```
+/// use clconv::exhaustive::{Run, RunResult};
+/// use clconv::jit::X64Flags;
+/// use clconv::{Extensions, Layout, Request};
+/// let r = RunResult {
+///     run: Run {
+///         request: Request::parse("convert_int(float)", Extensions::default()).unwrap(),
+///         layout: Layout::Packed,
+///     },
+///     flags: X64Flags::Host,
+///     inputs: 1 << 32,
+///     mismatches: 0,
+///     corrections: 0,
+///     reference_checked: 67_200_000,
+///     seconds: 9.5,
+///     error: None,
+///     examples: vec![],
+/// };
+/// assert!(r.passed());
+/// assert_eq!(
+///     r.to_string(),
+///     "PASS\tconvert_int(float)\tpacked\thost\t4294967296 inputs\t0 mismatches\t\
+///      0 corrections\t67200000 reference-checked\t9.5 s"
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunResult {
+    /// What ran.
+    pub run: Run,
+    /// The x86-64 flag set the kernel was compiled for.
+    pub flags: X64Flags,
+    /// Distinct inputs converted.
+    pub inputs: u64,
+    /// Elements whose bits differ from the reference's (padding slots included).
+    pub mismatches: u64,
+    /// Elements where the kernel disagreed with the fast path and the reference agreed with the
+    /// kernel: a bug of [`FastConverter`], not of the kernel.
+    pub corrections: u64,
+    /// Elements of this run compared with the reference itself.
+    pub reference_checked: u64,
+    /// Wall time of the run's group (all its runs together), in seconds.
+    pub seconds: f64,
+    /// Why the kernel could not be compiled or run, if so.
+    pub error: Option<String>,
+    /// Up to four wrong elements.
+    pub examples: Vec<Example>,
+}
+
+impl RunResult {
+    /// True when the kernel ran and every element equals the reference's.
+    ///
+    /// See [`RunResult`] for an example.
+    pub fn passed(&self) -> bool {
+        self.error.is_none() && self.mismatches == 0
+    }
+}
+
+impl fmt::Display for RunResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}\t{}\t{}\t{} inputs\t{} mismatches\t{} corrections\t{} reference-checked\t{:.1} s",
+            if self.passed() { "PASS" } else { "FAIL" },
+            self.run,
+            self.flags.name(),
+            self.inputs,
+            self.mismatches,
+            self.corrections,
+            self.reference_checked,
+            self.seconds
+        )?;
+        if let Some(e) = &self.error {
+            write!(f, "\t{}", e.replace(['\n', '\t'], " "))?;
+        }
+        for e in &self.examples {
+            write!(f, "\t{e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Totals of an exhaustive run.
+///
+/// ```
+/// use clconv::exhaustive::Summary;
+/// let s = Summary::default();
+/// assert_eq!(s.failed, 0);
+/// assert!(s.to_string().starts_with("0 runs passed, 0 failed"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Summary {
+    /// Runs that passed.
+    pub passed: usize,
+    /// Runs that failed.
+    pub failed: usize,
+    /// Runs skipped because the state file lists them as passed.
+    pub skipped: usize,
+    /// Inputs converted, over all runs done now.
+    pub inputs: u64,
+    /// Wrong elements, over all runs.
+    pub mismatches: u64,
+    /// Fast-path disagreements the reference settled in the kernel's favour.
+    pub corrections: u64,
+    /// Sampled inputs where the fast path itself differs from the reference.
+    pub fast_path_errors: u64,
+    /// Wall time, in seconds.
+    pub seconds: f64,
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} runs passed, {} failed ({} skipped as done); {} inputs, {} mismatches, \
+             {} fast-path corrections, {} fast-path errors; {:.0} s",
+            self.passed,
+            self.failed,
+            self.skipped,
+            self.inputs,
+            self.mismatches,
+            self.corrections,
+            self.fast_path_errors,
+            self.seconds
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runner
+// ---------------------------------------------------------------------------------------------
+
+/// What to run and how.
+///
+/// ```
+/// use clconv::exhaustive::Options;
+/// let o = Options::default();
+/// assert_eq!(o.inputs, None); // every input
+/// assert!(o.state.is_none());
+/// ```
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Runs whose request name or mangled name contains this (empty: all).
+    pub filter: String,
+    /// The x86-64 flag set to compile for.
+    pub flags: X64Flags,
+    /// Only the first N inputs of each run (a trial); `None`: all of them.
+    pub inputs: Option<u64>,
+    /// Seed of the reference sample.
+    pub seed: u64,
+    /// Compare every input with the reference (slow; proves the fast path on these groups).
+    pub reference_all: bool,
+    /// Worker threads (0: one per core).
+    pub threads: usize,
+    /// A file of result lines: runs it lists as passed over all their inputs are skipped,
+    /// and every finished run's line is appended to it.
+    pub state: Option<PathBuf>,
+    /// Draw a progress bar with the time left on standard error.
+    pub progress: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            filter: String::new(),
+            flags: X64Flags::Host,
+            inputs: None,
+            seed: 1,
+            reference_all: false,
+            threads: 0,
+            state: None,
+            progress: false,
+        }
+    }
+}
+
+/// The runs a state file lists as passed: (request, layout, flags, inputs).
+type Done = HashSet<(String, String, String, u64)>;
+
+fn read_state(path: &PathBuf) -> Result<Done, ExhaustiveError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Done::new()),
+        Err(e) => {
+            return Err(ExhaustiveError::State {
+                path: path.display().to_string(),
+                why: e.to_string(),
+            })
+        }
+    };
+    let mut done = Done::new();
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        if fields.len() < 5 || fields[0] != "PASS" {
+            continue;
+        }
+        let Some(inputs) = fields[4]
+            .split(' ')
+            .next()
+            .and_then(|n| n.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        done.insert((
+            fields[1].to_string(),
+            fields[2].to_string(),
+            fields[3].to_string(),
+            inputs,
+        ));
+    }
+    Ok(done)
+}
+
+fn state_key(run: &Run, flags: X64Flags, inputs: u64) -> (String, String, String, u64) {
+    (
+        run.request.to_string(),
+        run.layout.name().to_string(),
+        flags.name().to_string(),
+        inputs,
+    )
+}
+
+/// Runs every selected run over all its inputs (or `options.inputs`), calling `report` with each
+/// run's result as its group finishes (and appending it to the state file).
+///
+/// Errors only when nothing can start (no request, no JIT, unreadable state file) or results
+/// cannot be written; a kernel that fails to compile is a failed run.
+///
+/// See the [module documentation](self) for an example.
+pub fn run(
+    options: &Options,
+    report: &mut dyn FnMut(&RunResult) -> std::io::Result<()>,
+) -> Result<Summary, ExhaustiveError> {
+    let start = Instant::now();
+    let groups = plan(&options.filter)?;
+    let done = match &options.state {
+        Some(path) => read_state(path)?,
+        None => Done::new(),
+    };
+    let jit = Jit::with_options(options.flags, Extensions::with_fp16(), Rounding::Rte)?;
+    // Parallelism comes from the chunks: each kernel call stays on its thread.
+    jit.set_threads(Threads::Exactly(1));
+    let threads = match options.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let inputs_of = |g: &Group| {
+        options
+            .inputs
+            .map_or(g.input_count(), |n| n.min(g.input_count()))
+    };
+    let mut summary = Summary::default();
+    // The work still to do, for the progress bar: inputs × (runs + the fast path and sample).
+    let todo: Vec<(usize, Vec<Run>)> = groups
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let n = inputs_of(g);
+            let runs: Vec<Run> = g
+                .runs
+                .iter()
+                .filter(|r| !done.contains(&state_key(r, options.flags, n)))
+                .copied()
+                .collect();
+            summary.skipped += g.runs.len() - runs.len();
+            (i, runs)
+        })
+        .filter(|(_, runs)| !runs.is_empty())
+        .collect();
+    let total_work: u64 = todo
+        .iter()
+        .map(|(i, runs)| inputs_of(&groups[*i]) * (runs.len() as u64 + 2))
+        .sum();
+    let progress = Progress::new(total_work, options.progress);
+    for (k, (i, runs)) in todo.iter().enumerate() {
+        let group = &groups[*i];
+        progress.label(format!(
+            "group {}/{} {}",
+            k + 1,
+            todo.len(),
+            group.conversion
+        ));
+        let group_start = Instant::now();
+        let outcome = run_group(
+            &jit,
+            group,
+            runs,
+            inputs_of(group),
+            options,
+            threads,
+            &progress,
+            *i as u64,
+        );
+        let seconds = group_start.elapsed().as_secs_f64();
+        summary.fast_path_errors += outcome.fast_path_errors;
+        let mut lines = String::new();
+        for (run, stats) in runs.iter().zip(outcome.runs) {
+            let result = RunResult {
+                run: *run,
+                flags: options.flags,
+                inputs: inputs_of(group),
+                mismatches: stats.mismatches,
+                corrections: stats.corrections,
+                reference_checked: stats.reference_checked,
+                seconds,
+                error: stats.error,
+                examples: stats.examples,
+            };
+            if result.passed() {
+                summary.passed += 1;
+            } else {
+                summary.failed += 1;
+            }
+            summary.inputs += result.inputs;
+            summary.mismatches += result.mismatches;
+            summary.corrections += result.corrections;
+            progress.clear_line();
+            report(&result).map_err(ExhaustiveError::Output)?;
+            lines.push_str(&format!("{result}\n"));
+        }
+        if let Some(path) = &options.state {
+            append(path, &lines)?;
+        }
+    }
+    progress.finish();
+    summary.seconds = start.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+fn append(path: &PathBuf, lines: &str) -> Result<(), ExhaustiveError> {
+    let error = |e: std::io::Error| ExhaustiveError::State {
+        path: path.display().to_string(),
+        why: e.to_string(),
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(error)?;
+    f.write_all(lines.as_bytes()).map_err(error)?;
+    f.sync_data().map_err(error)
+}
+
+/// What the threads found for one run.
+#[derive(Clone, Debug, Default)]
+struct Stats {
+    mismatches: u64,
+    corrections: u64,
+    reference_checked: u64,
+    error: Option<String>,
+    examples: Vec<Example>,
+}
+
+impl Stats {
+    fn merge(&mut self, other: Stats) {
+        self.mismatches += other.mismatches;
+        self.corrections += other.corrections;
+        self.reference_checked += other.reference_checked;
+        if self.error.is_none() {
+            self.error = other.error;
+        }
+        for e in other.examples {
+            if self.examples.len() < EXAMPLES {
+                self.examples.push(e);
+            }
+        }
+    }
+
+    fn wrong(&mut self, e: Example) {
+        self.mismatches += 1;
+        if self.examples.len() < EXAMPLES {
+            self.examples.push(e);
+        }
+    }
+}
+
+struct GroupOutcome {
+    runs: Vec<Stats>,
+    fast_path_errors: u64,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_group(
+    jit: &Jit,
+    group: &Group,
+    runs: &[Run],
+    inputs: u64,
+    options: &Options,
+    threads: usize,
+    progress: &Progress,
+    group_index: u64,
+) -> GroupOutcome {
+    // Compile every kernel (both layouts) before the threads start.
+    let kernels: Vec<Result<Kernel, String>> = runs
+        .iter()
+        .map(|r| {
+            let k = jit.compile_request(&r.request).map_err(|e| e.to_string())?;
+            k.run_bytes(r.layout, &[], &mut [])
+                .map_err(|e| e.to_string())?;
+            Ok(k)
+        })
+        .collect();
+    let specials: Vec<u64> = if options.reference_all {
+        Vec::new()
+    } else {
+        let mut s = check::inputs(group.converter.src, 0, options.seed);
+        s.sort_unstable();
+        s.dedup();
+        s
+    };
+    let shared = Shared {
+        group,
+        runs,
+        kernels: &kernels,
+        reference: ElementConverter::new(&group.conversion, Rounding::Rte),
+        inputs,
+        chunks: inputs.div_ceil(CHUNK as u64) as usize,
+        next: AtomicUsize::new(0),
+        specials: &specials,
+        options,
+        group_index,
+        fast_path_errors: AtomicU64::new(0),
+        progress,
+    };
+    let threads = threads.min(shared.chunks).max(1);
+    let per_thread: Vec<Vec<Stats>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| s.spawn(|| Worker::new(&shared).work()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h.join() {
+                Ok(stats) => stats,
+                Err(_) => vec![
+                    Stats {
+                        error: Some("a checking thread panicked".into()),
+                        ..Stats::default()
+                    };
+                    runs.len()
+                ],
+            })
+            .collect()
+    });
+    let mut merged: Vec<Stats> = (0..runs.len()).map(|_| Stats::default()).collect();
+    for stats in per_thread {
+        for (m, s) in merged.iter_mut().zip(stats) {
+            m.merge(s);
+        }
+    }
+    for (m, k) in merged.iter_mut().zip(&kernels) {
+        if let Err(e) = k {
+            m.error = Some(e.clone());
+        }
+    }
+    GroupOutcome {
+        runs: merged,
+        fast_path_errors: shared.fast_path_errors.load(Atomic::Relaxed),
+    }
+}
+
+struct Shared<'a> {
+    group: &'a Group,
+    runs: &'a [Run],
+    kernels: &'a [Result<Kernel, String>],
+    reference: ElementConverter,
+    inputs: u64,
+    chunks: usize,
+    next: AtomicUsize,
+    specials: &'a [u64],
+    options: &'a Options,
+    group_index: u64,
+    fast_path_errors: AtomicU64,
+    progress: &'a Progress,
+}
+
+/// One thread's buffers.
+struct Worker<'a> {
+    shared: &'a Shared<'a>,
+    sb: usize,
+    db: usize,
+    /// The chunk's inputs, then PAD copies of its first ones.
+    src: Vec<u8>,
+    /// The fast path's results for `src`.
+    expected: Vec<u8>,
+    /// The aligned layout's source (three inputs and a junk padding element per vector) and
+    /// expected bytes (three results and a zero).
+    src_aligned: Vec<u8>,
+    expected_aligned: Vec<u8>,
+    /// The kernel's destination, then the guard bytes.
+    got: Vec<u8>,
+    /// Sampled chunk positions and the reference's bits there.
+    sample: Vec<(usize, u64)>,
+    stats: Vec<Stats>,
+}
+
+impl<'a> Worker<'a> {
+    fn new(shared: &'a Shared<'a>) -> Worker<'a> {
+        let sb = shared.group.converter.src.bytes();
+        let db = shared.group.converter.dst.bytes();
+        let n = CHUNK.min(shared.inputs as usize) + PAD;
+        let aligned_vectors = n.div_ceil(3);
+        Worker {
+            shared,
+            sb,
+            db,
+            src: vec![0; n * sb],
+            expected: vec![0; n * db],
+            src_aligned: vec![0; aligned_vectors * 4 * sb],
+            expected_aligned: vec![0; aligned_vectors * 4 * db],
+            got: vec![0; (n * db).max(aligned_vectors * 4 * db) + GUARD],
+            sample: Vec::new(),
+            stats: (0..shared.runs.len()).map(|_| Stats::default()).collect(),
+        }
+    }
+
+    fn work(mut self) -> Vec<Stats> {
+        let shared = self.shared;
+        loop {
+            let chunk = shared.next.fetch_add(1, Atomic::Relaxed);
+            if chunk >= shared.chunks {
+                return self.stats;
+            }
+            let start = chunk as u64 * CHUNK as u64;
+            let n = (shared.inputs - start).min(CHUNK as u64) as usize;
+            self.chunk(chunk, start, n);
+            shared
+                .progress
+                .add(n as u64 * (shared.runs.len() as u64 + 2));
+        }
+    }
+
+    fn chunk(&mut self, chunk: usize, start: u64, n: usize) {
+        let shared = self.shared;
+        let fast = shared.group.converter;
+        let (sb, db) = (self.sb, self.db);
+        // Inputs and fast-path results, then the padding copies.
+        fill(&mut self.src, &mut self.expected, start, n, &fast);
+        for i in n..n + PAD {
+            let j = (i - n) % n;
+            self.src.copy_within(j * sb..(j + 1) * sb, i * sb);
+            self.expected.copy_within(j * db..(j + 1) * db, i * db);
+        }
+        self.take_sample(chunk, start, n);
+        if shared.runs.iter().any(|r| r.layout == Layout::Aligned) {
+            build_aligned(
+                &self.src,
+                &self.expected,
+                &mut self.src_aligned,
+                &mut self.expected_aligned,
+                (sb, db),
+                n.div_ceil(3),
+                start,
+            );
+        }
+        for r in 0..shared.runs.len() {
+            self.check_run(r, n);
+        }
+    }
+
+    /// Picks the sampled positions of this chunk and asks the reference about them.
+    fn take_sample(&mut self, chunk: usize, start: u64, n: usize) {
+        let shared = self.shared;
+        self.sample.clear();
+        if shared.options.reference_all {
+            self.sample.extend((0..n).map(|i| (i, 0)));
+        } else {
+            let mut rng = Rng::new(
+                shared.options.seed
+                    ^ shared.group_index << 40
+                    ^ (chunk as u64).wrapping_mul(0x9e37),
+            );
+            for _ in 0..(n / SAMPLE_EVERY).max(1) {
+                self.sample.push(((rng.next_u64() % n as u64) as usize, 0));
+            }
+            let end = start + n as u64;
+            let from = shared.specials.partition_point(|&x| x < start);
+            let to = shared.specials.partition_point(|&x| x < end);
+            self.sample.extend(
+                shared.specials[from..to]
+                    .iter()
+                    .map(|&x| ((x - start) as usize, 0)),
+            );
+            self.sample.sort_unstable();
+            self.sample.dedup();
+        }
+        let mut wrong = 0;
+        for (i, bits) in self.sample.iter_mut() {
+            let x = get(&self.src, *i, self.sb);
+            *bits = shared.reference.convert(x).bits;
+            if *bits != get(&self.expected, *i, self.db) {
+                wrong += 1;
+            }
+        }
+        if wrong > 0 {
+            shared.fast_path_errors.fetch_add(wrong, Atomic::Relaxed);
+        }
+    }
+
+    fn check_run(&mut self, r: usize, n: usize) {
+        let shared = self.shared;
+        let run = shared.runs[r];
+        let Ok(kernel) = &shared.kernels[r] else {
+            return; // reported as the run's error
+        };
+        let (sb, db) = (self.sb, self.db);
+        let aligned = run.layout == Layout::Aligned;
+        let lanes = run.request.src().lanes();
+        let vectors = n.div_ceil(lanes);
+        let (src, want): (&[u8], &[u8]) = if aligned {
+            (
+                &self.src_aligned[..vectors * 4 * sb],
+                &self.expected_aligned[..vectors * 4 * db],
+            )
+        } else {
+            (
+                &self.src[..vectors * lanes * sb],
+                &self.expected[..vectors * lanes * db],
+            )
+        };
+        let len = want.len();
+        // The complement of the expected bytes, so an unwritten element cannot pass.
+        for (g, w) in self.got[..len].iter_mut().zip(want) {
+            *g = !*w;
+        }
+        self.got[len..len + GUARD].fill(0xa5);
+        let stats = &mut self.stats[r];
+        if let Err(e) = kernel.run_bytes(run.layout, src, &mut self.got[..len]) {
+            if stats.error.is_none() {
+                stats.error = Some(e.to_string());
+            }
+            return;
+        }
+        if let Some(at) = self.got[len..len + GUARD].iter().position(|&b| b != 0xa5) {
+            if stats.error.is_none() {
+                stats.error = Some(format!(
+                    "wrote past the destination: byte {} after its end",
+                    at
+                ));
+            }
+        }
+        let got = &self.got[..len];
+        // Where the kernel and the fast path differ, the reference decides.
+        if got != want {
+            let stride = if aligned { 4 } else { 1 };
+            for slot in 0..len / db {
+                let g = get(got, slot, db);
+                if g == get(want, slot, db) {
+                    continue;
+                }
+                let (vector, k) = (slot / stride, slot % stride);
+                if aligned && k == 3 {
+                    stats.wrong(Example {
+                        input: get(&self.src, 3 * vector, sb),
+                        expected: 0,
+                        got: g,
+                        padding: true,
+                    });
+                    continue;
+                }
+                let input = get(&self.src, vector * if aligned { 3 } else { 1 } + k, sb);
+                stats.reference_checked += 1;
+                let expected = shared.reference.convert(input).bits;
+                if g == expected {
+                    stats.corrections += 1;
+                } else {
+                    stats.wrong(Example {
+                        input,
+                        expected,
+                        got: g,
+                        padding: false,
+                    });
+                }
+            }
+        }
+        // The sample: the kernel against the reference itself (where it agreed with the fast
+        // path; the other elements were settled above).
+        for &(i, reference) in &self.sample {
+            let slot = if aligned { i / 3 * 4 + i % 3 } else { i };
+            let g = get(got, slot, db);
+            if g != get(want, slot, db) {
+                continue;
+            }
+            stats.reference_checked += 1;
+            if g != reference {
+                stats.wrong(Example {
+                    input: get(&self.src, i, sb),
+                    expected: reference,
+                    got: g,
+                    padding: false,
+                });
+            }
+        }
+    }
+}
+
+/// Element `i` of a buffer of `size`-byte elements, zero-extended.
+#[inline]
+fn get(buf: &[u8], i: usize, size: usize) -> u64 {
+    fn at<const N: usize>(buf: &[u8], i: usize) -> [u8; N] {
+        buf[i * N..(i + 1) * N].try_into().expect("N bytes")
+    }
+    match size {
+        1 => u64::from(buf[i]),
+        2 => u64::from(u16::from_le_bytes(at(buf, i))),
+        4 => u64::from(u32::from_le_bytes(at(buf, i))),
+        _ => u64::from_le_bytes(at(buf, i)),
+    }
+}
+
+/// The aligned layout's buffers from the packed ones: three elements and a padding element per
+/// vector; the source's padding is junk the kernel must ignore, the expected padding zero.
+fn build_aligned(
+    src: &[u8],
+    expected: &[u8],
+    src_aligned: &mut [u8],
+    expected_aligned: &mut [u8],
+    sizes: (usize, usize),
+    vectors: usize,
+    start: u64,
+) {
+    fn typed<const S: usize, const D: usize>(
+        src: &[u8],
+        expected: &[u8],
+        src_aligned: &mut [u8],
+        expected_aligned: &mut [u8],
+        vectors: usize,
+        start: u64,
+    ) {
+        let from = src.chunks_exact(3 * S).zip(expected.chunks_exact(3 * D));
+        let to = src_aligned
+            .chunks_exact_mut(4 * S)
+            .zip(expected_aligned.chunks_exact_mut(4 * D));
+        for (v, ((s, e), (sa, ea))) in from.zip(to).take(vectors).enumerate() {
+            sa[..3 * S].copy_from_slice(s);
+            let junk = (0x5a5a_5a5a_5a5a_5a5au64 ^ (start + v as u64)).to_le_bytes();
+            sa[3 * S..].copy_from_slice(&junk[..S]);
+            ea[..3 * D].copy_from_slice(e);
+            ea[3 * D..].fill(0);
+        }
+    }
+    let f = match sizes {
+        (1, 1) => typed::<1, 1>,
+        (1, 2) => typed::<1, 2>,
+        (1, 4) => typed::<1, 4>,
+        (1, _) => typed::<1, 8>,
+        (2, 1) => typed::<2, 1>,
+        (2, 2) => typed::<2, 2>,
+        (2, 4) => typed::<2, 4>,
+        (2, _) => typed::<2, 8>,
+        (_, 1) => typed::<4, 1>,
+        (_, 2) => typed::<4, 2>,
+        (_, 4) => typed::<4, 4>,
+        (_, _) => typed::<4, 8>,
+    };
+    f(src, expected, src_aligned, expected_aligned, vectors, start);
+}
+
+/// Writes inputs `start..start + n` into `src` and the fast path's results into `expected`.
+///
+/// One loop per (source, destination) pair, with both types constants in it: the fast path's
+/// type dispatch then folds away and only the element arithmetic is left (3-5x faster than
+/// calling [`FastConverter::convert`] with run-time types).
+fn fill(src: &mut [u8], expected: &mut [u8], start: u64, n: usize, fast: &FastConverter) {
+    #[inline(always)]
+    fn typed<const S: usize, const D: usize>(
+        src: &mut [u8],
+        expected: &mut [u8],
+        start: u64,
+        n: usize,
+        f: impl Fn(u64) -> u64,
+    ) {
+        let inputs = src[..n * S].chunks_exact_mut(S);
+        let outputs = expected[..n * D].chunks_exact_mut(D);
+        for (i, (s, d)) in inputs.zip(outputs).enumerate() {
+            let x = start + i as u64;
+            s.copy_from_slice(&x.to_le_bytes()[..S]);
+            d.copy_from_slice(&f(x).to_le_bytes()[..D]);
+        }
+    }
+    let fast = *fast;
+    macro_rules! to_each_destination {
+        ($src_type:ident, $sb:literal) => {
+            match fast.dst {
+                ScalarType::Char => typed::<$sb, 1>(src, expected, start, n, |x| {
+                    FastConverter {
+                        src: ScalarType::$src_type,
+                        dst: ScalarType::Char,
+                        ..fast
+                    }
+                    .convert(x)
+                }),
+                ScalarType::UChar => typed::<$sb, 1>(src, expected, start, n, |x| {
+                    FastConverter {
+                        src: ScalarType::$src_type,
+                        dst: ScalarType::UChar,
+                        ..fast
+                    }
+                    .convert(x)
+                }),
+                ScalarType::Short => typed::<$sb, 2>(src, expected, start, n, |x| {
+                    FastConverter {
+                        src: ScalarType::$src_type,
+                        dst: ScalarType::Short,
+                        ..fast
+                    }
+                    .convert(x)
+                }),
+                ScalarType::UShort => typed::<$sb, 2>(src, expected, start, n, |x| {
+                    FastConverter {
+                        src: ScalarType::$src_type,
+                        dst: ScalarType::UShort,
+                        ..fast
+                    }
+                    .convert(x)
+                }),
+                ScalarType::Int => typed::<$sb, 4>(src, expected, start, n, |x| {
+                    FastConverter {
+                        src: ScalarType::$src_type,
+                        dst: ScalarType::Int,
+                        ..fast
+                    }
+                    .convert(x)
+                }),
+                ScalarType::UInt => typed::<$sb, 4>(src, expected, start, n, |x| {
+                    FastConverter {
+                        src: ScalarType::$src_type,
+                        dst: ScalarType::UInt,
+                        ..fast
+                    }
+                    .convert(x)
+                }),
+                ScalarType::Long => typed::<$sb, 8>(src, expected, start, n, |x| {
+                    FastConverter {
+                        src: ScalarType::$src_type,
+                        dst: ScalarType::Long,
+                        ..fast
+                    }
+                    .convert(x)
+                }),
+                ScalarType::ULong => typed::<$sb, 8>(src, expected, start, n, |x| {
+                    FastConverter {
+                        src: ScalarType::$src_type,
+                        dst: ScalarType::ULong,
+                        ..fast
+                    }
+                    .convert(x)
+                }),
+                ScalarType::Half => typed::<$sb, 2>(src, expected, start, n, |x| {
+                    FastConverter {
+                        src: ScalarType::$src_type,
+                        dst: ScalarType::Half,
+                        ..fast
+                    }
+                    .convert(x)
+                }),
+                ScalarType::Float => typed::<$sb, 4>(src, expected, start, n, |x| {
+                    FastConverter {
+                        src: ScalarType::$src_type,
+                        dst: ScalarType::Float,
+                        ..fast
+                    }
+                    .convert(x)
+                }),
+                ScalarType::Double => typed::<$sb, 8>(src, expected, start, n, |x| {
+                    FastConverter {
+                        src: ScalarType::$src_type,
+                        dst: ScalarType::Double,
+                        ..fast
+                    }
+                    .convert(x)
+                }),
+            }
+        };
+    }
+    match fast.src {
+        ScalarType::Char => to_each_destination!(Char, 1),
+        ScalarType::UChar => to_each_destination!(UChar, 1),
+        ScalarType::Short => to_each_destination!(Short, 2),
+        ScalarType::UShort => to_each_destination!(UShort, 2),
+        ScalarType::Int => to_each_destination!(Int, 4),
+        ScalarType::UInt => to_each_destination!(UInt, 4),
+        ScalarType::Half => to_each_destination!(Half, 2),
+        ScalarType::Float => to_each_destination!(Float, 4),
+        // Wider sources are never enumerated (plan() refuses them).
+        ScalarType::Long | ScalarType::ULong | ScalarType::Double => {
+            unreachable!("no exhaustive run for a 64-bit source")
+        }
+    }
+}
+
+/// The progress bar: redrawn in place on a terminal, a line a minute otherwise.
+struct Progress {
+    total: u64,
+    done: AtomicU64,
+    enabled: bool,
+    tty: bool,
+    start: Instant,
+    last: Mutex<Instant>,
+    label: Mutex<String>,
+}
+
+impl Progress {
+    fn new(total: u64, enabled: bool) -> Progress {
+        let now = Instant::now();
+        Progress {
+            total: total.max(1),
+            done: AtomicU64::new(0),
+            enabled,
+            tty: std::io::stderr().is_terminal(),
+            start: now,
+            last: Mutex::new(now),
+            label: Mutex::new(String::new()),
+        }
+    }
+
+    fn label(&self, text: String) {
+        if let Ok(mut l) = self.label.lock() {
+            *l = text;
+        }
+        self.draw(true);
+    }
+
+    fn add(&self, work: u64) {
+        self.done.fetch_add(work, Atomic::Relaxed);
+        self.draw(false);
+    }
+
+    fn draw(&self, force: bool) {
+        if !self.enabled {
+            return;
+        }
+        let every = if self.tty {
+            Duration::from_millis(250)
+        } else {
+            Duration::from_secs(60)
+        };
+        let Ok(mut last) = self.last.try_lock() else {
+            return;
+        };
+        if !force && last.elapsed() < every {
+            return;
+        }
+        *last = Instant::now();
+        let done = self.done.load(Atomic::Relaxed).min(self.total);
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let fraction = done as f64 / self.total as f64;
+        let left = if done == 0 {
+            "?".to_string()
+        } else {
+            duration(elapsed / fraction - elapsed)
+        };
+        let width = 30;
+        let filled = (fraction * width as f64) as usize;
+        let label = self.label.lock().map(|l| l.clone()).unwrap_or_default();
+        let line = format!(
+            "[{}{}] {:5.1}%  {} elapsed, ~{} left  {label}",
+            "#".repeat(filled),
+            " ".repeat(width - filled),
+            fraction * 100.0,
+            duration(elapsed),
+            left
+        );
+        let mut err = std::io::stderr().lock();
+        let _ = if self.tty {
+            write!(err, "\r\x1b[2K{line}")
+        } else {
+            writeln!(err, "{line}")
+        };
+    }
+
+    /// Clears the bar before a result line goes to standard output (same terminal).
+    fn clear_line(&self) {
+        if self.enabled && self.tty {
+            let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+        }
+    }
+
+    fn finish(&self) {
+        self.clear_line();
+    }
+}
+
+fn duration(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, s / 60 % 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast path equals the reference on every special input and 5,000 random ones, for
+    /// every element function of the matrix (64-bit sources too: it is written for them); and
+    /// conversions grouped under one fast path have the same reference results.
+    #[test]
+    fn fast_path_equals_the_reference() {
+        let mut first: BTreeMap<FastConverter, (Conversion, Rounding)> = BTreeMap::new();
+        let mut failures = Vec::new();
+        for request in Request::all(Extensions::with_fp16()) {
+            let Request::Convert(c) = request else {
+                continue;
+            };
+            let c = c.per_element();
+            for mode in Rounding::ALL {
+                let fast = FastConverter::new(&c, mode);
+                let reference = ElementConverter::new(&c, mode);
+                match first.get(&fast) {
+                    None => {
+                        first.insert(fast, (c, mode));
+                        for x in check::inputs(c.src().elem, 5_000, 7) {
+                            let (f, r) = (fast.convert(x), reference.convert(x).bits);
+                            if f != r && failures.len() < 20 {
+                                failures.push(format!(
+                                    "{c} ({mode:?}) {x:#x}: fast {f:#x}, reference {r:#x}"
+                                ));
+                            }
+                        }
+                    }
+                    Some((other, other_mode)) => {
+                        let theirs = ElementConverter::new(other, *other_mode);
+                        let mut rng = Rng::new(9);
+                        for _ in 0..2_000 {
+                            let x = rng.next_u64();
+                            let (a, b) = (reference.convert(x).bits, theirs.convert(x).bits);
+                            if a != b && failures.len() < 20 {
+                                failures.push(format!(
+                                    "{c} and {other} share a fast path but differ at {x:#x}"
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{failures:#?}");
+    }
+
+    /// A deliberately wrong fast path is caught: its disagreements go to the reference, which
+    /// sides with the kernel (corrections, no mismatch), and the sample counts its errors.
+    #[test]
+    fn a_wrong_fast_path_is_corrected_not_trusted() {
+        let groups = plan("convert_short_sat_rtn(float)").unwrap();
+        let mut group = groups[0].clone();
+        // The rtp function instead of rtn: wrong on every inexact input.
+        group.converter.rounding = Rounding::Rtp;
+        let jit = Jit::new().unwrap();
+        let options = Options::default();
+        let progress = Progress::new(1, false);
+        let out = run_group(
+            &jit,
+            &group,
+            &group.runs,
+            1 << 20,
+            &options,
+            2,
+            &progress,
+            0,
+        );
+        assert!(out.fast_path_errors > 0);
+        assert_eq!(out.runs[0].mismatches, 0, "{:?}", out.runs[0]);
+        assert!(out.runs[0].corrections > 0);
+        assert!(out.runs[0].error.is_none());
+    }
+
+    fn conversion(name: &str) -> Conversion {
+        match Request::parse(name, Extensions::with_fp16()).unwrap() {
+            Request::Convert(c) => c,
+            _ => unreachable!(),
+        }
+    }
+
+    /// A kernel that computes another function than the reference's is a mismatch: here the
+    /// rtn kernels run against the rtp fast path and reference.
+    #[test]
+    fn a_wrong_kernel_is_a_mismatch() {
+        let mut group = plan("convert_short3_sat_rtn(float3)").unwrap()[0].clone();
+        group.conversion = conversion("convert_short_sat_rtp(float)");
+        group.converter = FastConverter::new(&group.conversion, Rounding::Rte);
+        let jit = Jit::new().unwrap();
+        let progress = Progress::new(1, false);
+        let options = Options::default();
+        let out = run_group(
+            &jit,
+            &group,
+            &group.runs,
+            1 << 20,
+            &options,
+            2,
+            &progress,
+            0,
+        );
+        assert_eq!(out.runs.len(), 2); // packed and aligned
+        for run in &out.runs {
+            assert!(run.mismatches > 0, "{run:?}");
+            assert_eq!(run.corrections, 0);
+            assert_eq!(run.examples.len(), EXAMPLES);
+        }
+    }
+
+    /// A kernel and a fast path wrong in the same way are caught by the reference sample.
+    #[test]
+    fn identical_errors_are_caught_by_the_sample() {
+        let mut group = plan("convert_short_sat_rtn(float)").unwrap()[0].clone();
+        group.conversion = conversion("convert_short_sat_rtp(float)");
+        // The fast path stays rtn: it agrees with the (rtn) kernel everywhere.
+        let jit = Jit::new().unwrap();
+        let progress = Progress::new(1, false);
+        let options = Options::default();
+        let inputs = 1 << 24;
+        let out = run_group(&jit, &group, &group.runs, inputs, &options, 2, &progress, 0);
+        let run = &out.runs[0];
+        assert!(out.fast_path_errors > 0);
+        assert!(run.mismatches > 0, "{run:?}");
+        assert_eq!(run.corrections, 0);
+        // Only sampled inputs were compared with the reference.
+        assert!(run.reference_checked < inputs / 16, "{run:?}");
+    }
+}
