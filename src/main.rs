@@ -79,11 +79,13 @@ fn main() -> ExitCode {
     match args.and_then(|args| run_command(&args)) {
         Ok(code) => code,
         Err(Usage(msg)) => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "clconv: error: {}",
-                msg.replace('\n', " ")
-            );
+            // One line, and a readable one even if some message echoes a huge argument.
+            let mut line = msg.replace(['\n', '\r'], " ");
+            if let Some((cut, _)) = line.char_indices().nth(600) {
+                line.truncate(cut);
+                line.push_str("...");
+            }
+            let _ = writeln!(std::io::stderr(), "clconv: error: {line}");
             ExitCode::from(2)
         }
     }
@@ -199,7 +201,8 @@ impl Args {
             None | Some("packed") => Ok(Layout::Packed),
             Some("aligned") => Ok(Layout::Aligned),
             Some(other) => Err(Usage(format!(
-                "--layout is packed or aligned, not {other:?}"
+                "--layout is packed or aligned, not {}",
+                shown(other)
             ))),
         }
     }
@@ -313,7 +316,8 @@ fn run_command(args: &[String]) -> Result<ExitCode, Usage> {
         )?),
         "list" => list(&Args::parse(rest, &["--fp16"])?),
         other => Err(Usage(format!(
-            "unknown command {other:?}: the commands are demo, run, show, check, list and report"
+            "unknown command {}: the commands are demo, run, show, check, list and report",
+            shown(other)
         ))),
     }
 }
@@ -354,7 +358,15 @@ fn run(args: &Args) -> Result<ExitCode, Usage> {
         Some(path) if path != "-" => {
             std::fs::write(path, &dst).map_err(|e| Usage(format!("cannot write {path}: {e}")))?
         }
-        Some(_) => std::io::stdout().write_all(&dst).map_err(stdout_error)?,
+        Some(_) => {
+            // Flush here: the flush at exit ignores its error, and raw bytes (no newline) would
+            // otherwise wait in the buffer and vanish on a full device.
+            let mut stdout = std::io::stdout();
+            stdout
+                .write_all(&dst)
+                .and_then(|()| stdout.flush())
+                .map_err(stdout_error)?
+        }
         None => {
             let stride = layout.stride(request.dst().width);
             for v in 0..vectors {
@@ -439,7 +451,15 @@ fn run_arith(args: &Args) -> Result<ExitCode, Usage> {
         Some(path) if path != "-" => {
             std::fs::write(path, &dst).map_err(|e| Usage(format!("cannot write {path}: {e}")))?
         }
-        Some(_) => std::io::stdout().write_all(&dst).map_err(stdout_error)?,
+        Some(_) => {
+            // Flush here: the flush at exit ignores its error, and raw bytes (no newline) would
+            // otherwise wait in the buffer and vanish on a full device.
+            let mut stdout = std::io::stdout();
+            stdout
+                .write_all(&dst)
+                .and_then(|()| stdout.flush())
+                .map_err(stdout_error)?
+        }
         None => {
             let per = request.bytes_per_vector(layout);
             for v in dst.chunks(per) {
@@ -456,7 +476,8 @@ fn parse_values(text: &str, t: ScalarType) -> Result<Vec<u8>, Usage> {
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let bits = parse_value(item, t).ok_or_else(|| {
             Usage(format!(
-                "{item:?} is not a {t} value (write a number, or 0x followed by the bit pattern)"
+                "{} is not a {t} value (write a number, or 0x followed by the bit pattern)",
+                shown(item)
             ))
         })?;
         out.extend_from_slice(&bits.to_le_bytes()[..t.bytes()]);
@@ -667,7 +688,8 @@ fn check(args: &Args) -> Result<ExitCode, Usage> {
         .collect();
     if requests.is_empty() {
         return Err(Usage(format!(
-            "no request's name contains {filter:?} (try `clconv list`)"
+            "no request's name contains {} (try `clconv list`)",
+            shown(&filter)
         )));
     }
     let threads = std::thread::available_parallelism()
@@ -910,4 +932,14 @@ fn demo() -> Result<ExitCode, Usage> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// An argument as an error message shows it: quoted, escaped, and cut to 80 characters, so a
+/// huge or binary argument still gives a one-line message.
+fn shown(text: &str) -> String {
+    const MAX: usize = 80;
+    match text.char_indices().nth(MAX) {
+        None => format!("{text:?}"),
+        Some((end, _)) => format!("{:?}... ({} bytes)", &text[..end], text.len()),
+    }
 }

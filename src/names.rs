@@ -766,9 +766,10 @@ fn byte_at(text: &str, pos: usize) -> Option<char> {
     text.as_bytes().get(pos).map(|&b| char::from(b))
 }
 
-/// `text` cut to at most `ECHO_CHARS` characters, at a char boundary, marked with `...`.
+/// `text` cut to at most `ECHO_CHARS` characters, at a char boundary, marked with `...`, with
+/// control characters escaped (`\n`), so an error message stays one readable line.
 fn shorten(text: &str) -> String {
-    match text.char_indices().nth(ECHO_CHARS) {
+    let cut = match text.char_indices().nth(ECHO_CHARS) {
         None => text.to_string(),
         Some(_) => {
             let end = text
@@ -777,5 +778,18 @@ fn shorten(text: &str) -> String {
                 .map_or(text.len(), |(i, _)| i);
             format!("{}...", &text[..end])
         }
+    };
+    if cut.chars().any(char::is_control) {
+        cut.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect()
+    } else {
+        cut
     }
 }
