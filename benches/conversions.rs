@@ -981,17 +981,29 @@ fn compile_latency(out: &mut String) {
 
     // What the verifier costs over the whole matrix: build + Context::compile of every
     // conversion, with and without it (no JIT module, so no define/finalize).
-    let stage = |isa: &dyn cranelift_codegen::isa::TargetIsa| {
+    // Per recipe: how many conversions use it and how long they take (as clconv configures
+    // Cranelift), to show where the matrix's time goes.
+    let mut by_recipe: BTreeMap<&'static str, (usize, f64)> = BTreeMap::new();
+    let mut stage = |isa: &dyn cranelift_codegen::isa::TargetIsa, record: bool| {
         let t = Instant::now();
         for r in all.iter().filter(|r| matches!(r, Request::Convert(_))) {
+            let t1 = Instant::now();
             let built = kernel::build(r, Layout::Packed, Rounding::Rte, isa, 0).unwrap();
+            let recipe = built.row.recipe.name;
             let mut ctx = cranelift_codegen::Context::for_function(built.func);
             let mut ctrl = cranelift_codegen::control::ControlPlane::default();
             black_box(ctx.compile(isa, &mut ctrl).unwrap().code_buffer().len());
+            if record {
+                let e = by_recipe.entry(recipe).or_default();
+                e.0 += 1;
+                e.1 += t1.elapsed().as_secs_f64();
+            }
         }
         t.elapsed().as_secs_f64()
     };
-    let (with_v, without_v, sp) = (stage(&*isa), stage(&*no_verifier), stage(&*single_pass));
+    let with_v = stage(&*isa, true);
+    let without_v = stage(&*no_verifier, false);
+    let sp = stage(&*single_pass, false);
     // How many different kernel bodies the conversions need: in the packed layout a kernel
     // depends on its request only through the table key and the lane count (`vectors × lanes`).
     let keys: std::collections::HashSet<_> = all
@@ -1007,6 +1019,13 @@ fn compile_latency(out: &mut String) {
         conversions.len(),
         keys.len()
     );
+    *out += "\n| recipe (host table) | conversions | total s | µs each |\n|---|---|---|---|\n";
+    for (recipe, (n, secs)) in &by_recipe {
+        *out += &format!(
+            "| `{recipe}` | {n} | {secs:.3} | {:.0} |\n",
+            secs * 1e6 / *n as f64
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -587,7 +587,7 @@ impl Kernel {
 pub enum Threads {
     /// One thread below [`PARALLEL_THRESHOLD`] source bytes, every core above it (the default).
     Auto,
-    /// Always this many (1: never split).
+    /// This many (1: never split), at most four per core.
     Exactly(usize),
 }
 
@@ -617,7 +617,9 @@ impl Jit {
                 std::thread::available_parallelism().map_or(1, |n| n.get())
             }
             0 => 1,
-            n => n,
+            // More threads than a few per core only adds start-up cost (and a huge count would
+            // spawn one thread per vector).
+            n => n.min(4 * std::thread::available_parallelism().map_or(1, |c| c.get())),
         }
     }
 }
