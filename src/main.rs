@@ -355,18 +355,7 @@ fn run(args: &Args) -> Result<ExitCode, Usage> {
             .run_bytes(layout, &src, &mut dst)?;
     }
     match args.value("--output") {
-        Some(path) if path != "-" => {
-            std::fs::write(path, &dst).map_err(|e| Usage(format!("cannot write {path}: {e}")))?
-        }
-        Some(_) => {
-            // Flush here: the flush at exit ignores its error, and raw bytes (no newline) would
-            // otherwise wait in the buffer and vanish on a full device.
-            let mut stdout = std::io::stdout();
-            stdout
-                .write_all(&dst)
-                .and_then(|()| stdout.flush())
-                .map_err(stdout_error)?
-        }
+        Some(path) => write_raw(path, &dst)?,
         None => {
             let stride = layout.stride(request.dst().width);
             for v in 0..vectors {
@@ -448,18 +437,7 @@ fn run_arith(args: &Args) -> Result<ExitCode, Usage> {
             .run_bytes(layout, &refs, &mut dst)?;
     }
     match args.value("--output") {
-        Some(path) if path != "-" => {
-            std::fs::write(path, &dst).map_err(|e| Usage(format!("cannot write {path}: {e}")))?
-        }
-        Some(_) => {
-            // Flush here: the flush at exit ignores its error, and raw bytes (no newline) would
-            // otherwise wait in the buffer and vanish on a full device.
-            let mut stdout = std::io::stdout();
-            stdout
-                .write_all(&dst)
-                .and_then(|()| stdout.flush())
-                .map_err(stdout_error)?
-        }
+        Some(path) => write_raw(path, &dst)?,
         None => {
             let per = request.bytes_per_vector(layout);
             for v in dst.chunks(per) {
@@ -942,4 +920,18 @@ fn shown(text: &str) -> String {
         None => format!("{text:?}"),
         Some((end, _)) => format!("{:?}... ({} bytes)", &text[..end], text.len()),
     }
+}
+
+/// Writes raw output bytes to `path`, or to standard output for `-`.
+fn write_raw(path: &str, bytes: &[u8]) -> Result<(), Usage> {
+    if path != "-" {
+        return std::fs::write(path, bytes).map_err(|e| Usage(format!("cannot write {path}: {e}")));
+    }
+    // Flush here: the flush at exit ignores its error, and raw bytes (no newline) would
+    // otherwise wait in the buffer and vanish on a full device.
+    let mut stdout = std::io::stdout();
+    stdout
+        .write_all(bytes)
+        .and_then(|()| stdout.flush())
+        .map_err(stdout_error)
 }
