@@ -546,9 +546,11 @@ fn type_hint(name: &str) -> String {
 }
 
 fn parse_mangled(input: &str, ext: Extensions) -> Result<Request, RequestError> {
+    // `why` often quotes a piece of the input: escape it like the input, so that the message
+    // stays on one line.
     let bad = |why: String| RequestError::BadMangling {
         input: shorten(input),
-        why,
+        why: escape_controls(why),
     };
     let after_z = &input[2..];
     let ndigits = after_z.bytes().take_while(u8::is_ascii_digit).count();
@@ -779,8 +781,14 @@ fn shorten(text: &str) -> String {
             format!("{}...", &text[..end])
         }
     };
-    if cut.chars().any(char::is_control) {
-        cut.chars()
+    escape_controls(cut)
+}
+
+/// `text` with control characters (line breaks, NUL, ...) written as escapes: error messages
+/// are one line.
+fn escape_controls(text: String) -> String {
+    if text.chars().any(char::is_control) {
+        text.chars()
             .map(|c| {
                 if c.is_control() {
                     c.escape_default().to_string()
@@ -790,6 +798,6 @@ fn shorten(text: &str) -> String {
             })
             .collect()
     } else {
-        cut
+        text
     }
 }
