@@ -345,7 +345,7 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
     let bad = |modifier: String, why: String| RequestError::BadModifier {
         modifier: shorten(&modifier),
         input: ctx.echo(),
-        why,
+        why: escape_controls(why),
     };
 
     // Read all of them before judging the order, so that the suggested fix accounts for every
@@ -741,7 +741,8 @@ fn syntax(input: &str, at: usize, why: String) -> RequestError {
     RequestError::Syntax {
         input: shorten(input),
         at,
-        why,
+        // `why` may quote the offending character: keep the message on one line.
+        why: escape_controls(why),
     }
 }
 
