@@ -6,6 +6,7 @@
 //! CLCONV_BENCH_LARGE=0 cargo bench --bench conversions     # skip the 64 MiB buffers
 //! CLCONV_BENCH_THROUGHPUT=0 cargo bench --bench conversions  # only the compile latencies
 //! CLCONV_BENCH_COMPILE=0 cargo bench --bench conversions    # no compile latencies
+//! CLCONV_BENCH_PAIRED=0 cargo bench --bench conversions     # no interleaved ratio rounds
 //! CLCONV_BENCH_DIAG=1 cargo bench --bench conversions -- 64MiB  # + the 64 MiB diagnostics
 //! cargo bench --bench conversions -- 'convert_int4\('      # a criterion filter
 //! ```
@@ -13,7 +14,9 @@
 //! For each of ten conversions and each source size (4 KiB, 256 KiB, 64 MiB) it times, in one
 //! criterion group per conversion:
 //!
-//! - `kernel`: `Kernel::run` on typed slices, from a [`Jit`] set to `Threads::Exactly(1)`;
+//! - `kernel`: `Kernel::run` on typed slices, on one thread: a default [`Jit`]
+//!   (`Threads::Auto`, one thread below `PARALLEL_THRESHOLD`) at 4 and 256 KiB, one set to
+//!   `Threads::Exactly(1)` at 64 MiB;
 //! - `rust-default`: the plain Rust loop (`round_ties_even`, `as`, clamps, exact directed
 //!   rounding by comparing back), compiled for the default target (x86-64: SSE2);
 //! - `rust-avx2`, `rust-avx512`: the same loop body, inlined into `#[target_feature]` functions
@@ -28,6 +31,11 @@
 //! bench. Inputs are pseudo-random with the hard cases (NaN, infinities, halfway values, range
 //! edges) planted at the start.
 //!
+//! After criterion's samples, each size gets an interleaved measurement (see [`paired`]): the
+//! kernel and every baseline timed back to back in 31 rounds (9 at 64 MiB), the ratio taken per
+//! round. The summary's ratios are those rounds' medians, because on a shared machine two
+//! criterion medians taken seconds apart can differ by 2x for the same code.
+//!
 //! At the end the bench prints a Markdown summary: medians, elements/ns, GB/s of bytes read plus
 //! written, and the throughput ratios kernel/baseline (above 1: the kernel is faster); then the
 //! compile latencies (per kernel: a fresh `Jit` per sample, so nothing is cached) and the time
@@ -36,7 +44,7 @@
 //! Warm-up and measurement times default to 0.5 s and 1.5 s; criterion's `--warm-up-time` and
 //! `--measurement-time` override them.
 
-use clconv::jit::{Element, Jit, Threads, X64Flags};
+use clconv::jit::{Element, Jit, Threads, X64Flags, PARALLEL_THRESHOLD};
 use clconv::{kernel, reference, target::Target, Extensions, Layout, Request, Rounding};
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use std::collections::BTreeMap;
@@ -619,6 +627,80 @@ fn timed(key: &str, iters: u64, mut f: impl FnMut()) -> Duration {
     elapsed
 }
 
+/// Paired ratios (baseline time / kernel time per round): median, first and third quartile,
+/// under `key(name, baseline, size)`.
+static PAIRED: Mutex<BTreeMap<String, (f64, f64, f64)>> = Mutex::new(BTreeMap::new());
+
+/// Rounds of the paired measurement per size.
+const PAIRED_ROUNDS: usize = 31;
+const PAIRED_ROUNDS_LARGE: usize = 9;
+
+/// Times `f` over `reps` runs, in ns per run.
+fn ns_per_run(reps: usize, f: &mut dyn FnMut()) -> f64 {
+    let start = Instant::now();
+    for _ in 0..reps {
+        f();
+    }
+    start.elapsed().as_secs_f64() * 1e9 / reps as f64
+}
+
+/// The interleaved measurement behind the summary's ratios. This machine's speed drifts by up
+/// to 2x over seconds (a shared VM), so two medians taken a few seconds apart by criterion do
+/// not make a trustworthy ratio. Here every round times the kernel and each baseline back to
+/// back (about 2 ms each, the order reversed every other round), and the ratio is taken per
+/// round; the median over the rounds, with its quartiles, goes to [`PAIRED`].
+fn paired(
+    name: &str,
+    size: &str,
+    rounds: usize,
+    kernel: &mut dyn FnMut(),
+    baselines: &mut [(&'static str, &mut dyn FnMut())],
+) {
+    let reps_for = |f: &mut dyn FnMut()| {
+        f(); // warm
+        let t = ns_per_run(1, f);
+        ((2e6 / t) as usize).clamp(1, 10_000)
+    };
+    let kernel_reps = reps_for(kernel);
+    let reps: Vec<usize> = baselines.iter_mut().map(|(_, f)| reps_for(*f)).collect();
+    let mut ratios = vec![Vec::with_capacity(rounds); baselines.len()];
+    for round in 0..rounds {
+        let mut times = vec![0.0; baselines.len()];
+        let forward = round % 2 == 0;
+        if forward {
+            let k = ns_per_run(kernel_reps, kernel);
+            for (i, (_, f)) in baselines.iter_mut().enumerate() {
+                times[i] = ns_per_run(reps[i], *f) / k;
+            }
+        } else {
+            for (i, (_, f)) in baselines.iter_mut().enumerate().rev() {
+                times[i] = ns_per_run(reps[i], *f);
+            }
+            let k = ns_per_run(kernel_reps, kernel);
+            times.iter_mut().for_each(|t| *t /= k);
+        }
+        for (i, r) in times.into_iter().enumerate() {
+            ratios[i].push(r);
+        }
+    }
+    let mut paired = PAIRED.lock().unwrap();
+    for ((baseline, _), mut r) in baselines.iter().zip(ratios) {
+        let q = (
+            median(&mut r),
+            percentile(&mut r, 25.0),
+            percentile(&mut r, 75.0),
+        );
+        paired.insert(key(name, baseline, size), q);
+    }
+}
+
+/// The paired ratio of `baseline` for one row, as `median (q1–q3)`.
+fn paired_ratio(name: &str, baseline: &str, size: &str) -> Option<String> {
+    let paired = PAIRED.lock().unwrap();
+    let &(m, q1, q3) = paired.get(&key(name, baseline, size))?;
+    Some(format!("{m:.2} ({q1:.2}–{q3:.2})"))
+}
+
 /// The median ns per iteration of the last `samples` records of `key`.
 fn median_ns(key: &str, samples: usize) -> Option<f64> {
     let records = RECORDS.lock().unwrap();
@@ -671,6 +753,7 @@ fn key(name: &str, variant: &str, size: &str) -> String {
 
 fn bench_case<C: Case>(
     c: &mut Criterion,
+    jit_auto: &Jit,
     jit1: &Jit,
     jit2: &Jit,
     large: bool,
@@ -679,6 +762,7 @@ fn bench_case<C: Case>(
 ) where
     C::D: std::fmt::Debug + PartialEq,
 {
+    let k_auto = jit_auto.compile(C::NAME).expect("compiles");
     let k1 = jit1.compile(C::NAME).expect("compiles");
     let k2 = jit2.compile(C::NAME).expect("compiles");
     let request = Request::parse(C::NAME, Extensions::default()).unwrap();
@@ -692,6 +776,13 @@ fn bench_case<C: Case>(
         if big && !large {
             continue;
         }
+        // One thread: the default `Threads::Auto` below its threshold (what a user gets), and
+        // `Threads::Exactly(1)` above it.
+        let kernel = if bytes < PARALLEL_THRESHOLD {
+            &k_auto
+        } else {
+            &k1
+        };
         let elements = bytes / std::mem::size_of::<C::S>();
         let src = make_input::<C>(elements, 0x9e37_79b9_7f4a_7c15 ^ seed as u64);
         let mut dst = vec![C::D::default(); elements];
@@ -699,7 +790,7 @@ fn bench_case<C: Case>(
 
         // Correctness first: the kernel against the reference (up to 256 KiB: it is soft-float)
         // and every baseline against the kernel, bit for bit.
-        k1.run(&src, &mut dst).unwrap();
+        kernel.run(&src, &mut dst).unwrap();
         if !big {
             let mut expected = vec![0u8; std::mem::size_of_val(&dst[..])];
             reference::evaluate(&request, Layout::Packed, bytes_of(&src), &mut expected).unwrap();
@@ -740,7 +831,8 @@ fn bench_case<C: Case>(
             let k = key(C::NAME, "kernel", size);
             b.iter_custom(|iters| {
                 timed(&k, iters, || {
-                    k1.run(black_box(&src[..]), black_box(&mut dst[..]))
+                    kernel
+                        .run(black_box(&src[..]), black_box(&mut dst[..]))
                         .unwrap()
                 })
             })
@@ -786,14 +878,14 @@ fn bench_case<C: Case>(
         if big && diag {
             let mut scratch = vec![C::D::default(); 4096];
             check.fill(C::D::default());
-            kernel_nt(&k1, &src, &mut check, &mut scratch);
+            kernel_nt(&k_auto, &src, &mut check, &mut scratch);
             assert_same("kernel-nt", C::NAME, &dst, &check);
             group.bench_function(BenchmarkId::new("kernel-nt", size), |b| {
                 let k = key(C::NAME, "kernel-nt", size);
                 b.iter_custom(|iters| {
                     timed(&k, iters, || {
                         kernel_nt(
-                            &k1,
+                            &k_auto,
                             black_box(&src[..]),
                             black_box(&mut dst[..]),
                             &mut scratch,
@@ -809,6 +901,54 @@ fn bench_case<C: Case>(
                     })
                 })
             });
+        }
+        if enabled("CLCONV_BENCH_PAIRED") {
+            let rounds = if big {
+                PAIRED_ROUNDS_LARGE
+            } else {
+                PAIRED_ROUNDS
+            };
+            let mut outs: Vec<Vec<C::D>> = isas
+                .iter()
+                .map(|_| vec![C::D::default(); elements])
+                .collect();
+            let mut kernel_run = || {
+                kernel
+                    .run(black_box(&src[..]), black_box(&mut dst[..]))
+                    .unwrap()
+            };
+            let src_ref = &src[..];
+            let mut isa_runs: Vec<Box<dyn FnMut() + '_>> = isas
+                .iter()
+                .zip(outs.iter_mut())
+                .map(|(&isa, out)| -> Box<dyn FnMut() + '_> {
+                    Box::new(move || isa.run::<C>(black_box(src_ref), black_box(&mut out[..])))
+                })
+                .collect();
+            let mut copy =
+                || black_box(&mut copy_dst[..]).copy_from_slice(black_box(&copy_src[..]));
+            let mut baselines: Vec<(&'static str, &mut dyn FnMut())> = isas
+                .iter()
+                .zip(isa_runs.iter_mut())
+                .map(|(isa, f)| (isa.name(), &mut **f as &mut dyn FnMut()))
+                .collect();
+            baselines.push(("memcpy", &mut copy));
+            paired(C::NAME, size, rounds, &mut kernel_run, &mut baselines);
+            if big {
+                let mut kernel_2t = || {
+                    k2.run(black_box(&src[..]), black_box(&mut dst[..]))
+                        .unwrap()
+                };
+                let mut copy_2t =
+                    || memcpy_2t(black_box(&copy_src[..]), black_box(&mut copy_dst[..]));
+                paired(
+                    C::NAME,
+                    "64MiB-2t",
+                    rounds,
+                    &mut kernel_2t,
+                    &mut [("memcpy-2t", &mut copy_2t)],
+                );
+            }
         }
         rows.push(Row {
             name: C::NAME,
@@ -1051,7 +1191,8 @@ fn cpu_model() -> String {
 
 fn throughput_summary(rows: &[Row]) -> String {
     let mut out = String::from(
-        "### Throughput (medians; ratios are kernel throughput / baseline throughput, above 1 = kernel faster)\n\n\
+        "### Throughput (criterion medians; ratios are kernel throughput / baseline throughput, above 1 = kernel faster: \
+         the median of per-round ratios from the interleaved measurement, with the quartiles in parentheses)\n\n\
          | conversion | size | kernel ns | elem/ns | GB/s r+w | ×rust-default | ×rust-avx2 | ×rust-avx512 | ×memcpy | 2t: kernel GB/s | 2t: ×memcpy-2t |\n\
          |---|---|---|---|---|---|---|---|---|---|---|\n",
     );
@@ -1060,9 +1201,14 @@ fn throughput_summary(rows: &[Row]) -> String {
         let Some(kernel) = get("kernel") else {
             continue; // filtered out
         };
-        let ratio = |variant: &str| match get(variant) {
-            Some(base) => format!("{:.2}", base / kernel),
-            None => "–".into(),
+        let ratio = |variant: &str| {
+            if let Some(r) = paired_ratio(row.name, variant, row.size) {
+                return r;
+            }
+            match get(variant) {
+                Some(base) => format!("{:.2}", base / kernel),
+                None => "–".into(),
+            }
         };
         let isa_ratio = |isa: Isa| {
             if row.isas.contains(&isa) {
@@ -1074,7 +1220,8 @@ fn throughput_summary(rows: &[Row]) -> String {
         let (t2, r2) = match (row.threaded, get("kernel-2t")) {
             (true, Some(k2)) => (
                 format!("{:.1}", row.traffic as f64 / k2),
-                ratio_of(get("memcpy-2t"), k2),
+                paired_ratio(row.name, "memcpy-2t", "64MiB-2t")
+                    .unwrap_or_else(|| ratio_of(get("memcpy-2t"), k2)),
             ),
             _ => ("".into(), "".into()),
         };
@@ -1175,6 +1322,7 @@ fn main() {
         .measurement_time(Duration::from_millis(1500))
         .configure_from_args();
 
+    let jit_auto = Jit::new().expect("host JIT");
     let jit1 = Jit::new().expect("host JIT");
     jit1.set_threads(Threads::Exactly(1));
     let jit2 = Jit::new().expect("host JIT");
@@ -1182,16 +1330,16 @@ fn main() {
 
     let mut rows = Vec::new();
     if enabled("CLCONV_BENCH_THROUGHPUT") {
-        bench_case::<IntSatRteFromFloat>(&mut c, &jit1, &jit2, large, diag, &mut rows);
-        bench_case::<UCharSatRteFromFloat>(&mut c, &jit1, &jit2, large, diag, &mut rows);
-        bench_case::<IntFromFloat>(&mut c, &jit1, &jit2, large, diag, &mut rows);
-        bench_case::<FloatRtpFromInt>(&mut c, &jit1, &jit2, large, diag, &mut rows);
-        bench_case::<FloatRtzFromDouble>(&mut c, &jit1, &jit2, large, diag, &mut rows);
-        bench_case::<DoubleFromLong>(&mut c, &jit1, &jit2, large, diag, &mut rows);
-        bench_case::<FloatFromUInt>(&mut c, &jit1, &jit2, large, diag, &mut rows);
-        bench_case::<UCharSatFromShort>(&mut c, &jit1, &jit2, large, diag, &mut rows);
-        bench_case::<CharFromInt>(&mut c, &jit1, &jit2, large, diag, &mut rows);
-        bench_case::<FloatRtnFromULong>(&mut c, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<IntSatRteFromFloat>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<UCharSatRteFromFloat>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<IntFromFloat>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<FloatRtpFromInt>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<FloatRtzFromDouble>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<DoubleFromLong>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<FloatFromUInt>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<UCharSatFromShort>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<CharFromInt>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<FloatRtnFromULong>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
     }
     c.final_summary();
 

@@ -404,6 +404,10 @@ fn entry_point(jit: &Jit, request: &ArithRequest, layout: Layout) -> Result<usiz
     let isa = &inner.isa;
     let result = catch_unwind(AssertUnwindSafe(|| -> Result<usize, JitError> {
         let func = build(request, layout, inner.static_mode, isa.frontend_config());
+        if inner.verify_ir.load(std::sync::atomic::Ordering::Relaxed) {
+            cranelift_codegen::verifier::verify_function(&func, isa.flags())
+                .map_err(|e| compile_error(request, e.to_string()))?;
+        }
         let id = module
             .declare_function(&name, Linkage::Local, &func.signature)
             .map_err(|e| compile_error(request, e.to_string()))?;

@@ -88,8 +88,11 @@ impl Checker {
     pub const MAX_REPORTED: usize = 10;
 
     /// A checker over `jit` with `random` random inputs per source type (on top of the special
-    /// values), from the RNG seed `seed`.
+    /// values), from the RNG seed `seed`. Turns on `jit`'s IR verification
+    /// ([`Jit::set_verify_ir`]).
     pub fn new(jit: Jit, random: usize, seed: u64) -> Checker {
+        // Every kernel it checks also passes Cranelift's IR verifier.
+        jit.set_verify_ir(true);
         Checker {
             jit,
             static_mode: Rounding::Rte,
@@ -177,9 +180,20 @@ impl Checker {
                     )?;
                 }
             }
-            // Every length up to three vector blocks (16 elements each at most) and a tail.
-            let longest = (3 * 16 / lanes + 2).max(12).min(vectors_total);
+            // A vector kernel's loop converts a power of two of elements per iteration, at most
+            // 128 (`kernel::elements_per_iteration`), and the rest in one pass on padded
+            // copies: every length up to 140 elements (every tail alone, and one iteration plus
+            // short tails), then 2 and 3 iterations with the shortest and longest tails.
+            let longest = (140 / lanes + 1).max(12).min(vectors_total);
             let mut lengths: Vec<usize> = (0..=longest).collect();
+            for per_iteration in [2usize, 4, 8, 16, 32, 64, 128] {
+                for elements in [2 * per_iteration + 1, 3 * per_iteration - 1] {
+                    let n = elements.div_ceil(lanes);
+                    if n > longest && n <= vectors_total && !lengths.contains(&n) {
+                        lengths.push(n);
+                    }
+                }
+            }
             lengths.push(vectors_total);
             for n in lengths {
                 let src_part = &src[..n * src_bytes_per];

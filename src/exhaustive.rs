@@ -36,6 +36,13 @@
 //! expected bytes, so an element the kernel fails to write cannot pass, and 64 guard bytes after
 //! it must stay untouched.
 //!
+//! Runs whose JIT kernel is the same machine code execute once: in the packed layout every
+//! width of a conversion runs on the scalar conversion's kernel with `lanes` times the count
+//! ([`crate::jit::shared_kernel`]), so `convert_int4_sat_rte(float4)` over 2^32 inputs is
+//! `convert_int_sat_rte(float)` over 2^32 inputs. Their result lines say `same machine code
+//! as ...`; that each request reaches its shared kernel correctly is checked per request, every
+//! width and buffer length, by `tests/matrix.rs`.
+//!
 //! Three-component vectors run in both layouts: the aligned one converts element by element
 //! (the per-element lowering that also finishes every vector kernel's tail), so that lowering
 //! too sees every input.
@@ -705,6 +712,7 @@ impl fmt::Display for Example {
 ///     seconds: 9.5,
 ///     error: None,
 ///     examples: vec![],
+///     same_code_as: None,
 /// };
 /// assert!(r.passed());
 /// assert_eq!(
@@ -734,6 +742,10 @@ pub struct RunResult {
     pub error: Option<String>,
     /// Up to four wrong elements.
     pub examples: Vec<Example>,
+    /// The run whose kernel this one shares ([`crate::jit::shared_kernel`]): the same machine
+    /// code, called with `lanes` times the count, so that run's result over every input is this
+    /// one's (that every width dispatches to it is checked per request by `tests/matrix.rs`).
+    pub same_code_as: Option<Run>,
 }
 
 impl RunResult {
@@ -759,6 +771,14 @@ impl fmt::Display for RunResult {
             self.reference_checked,
             self.seconds
         )?;
+        if let Some(r) = &self.same_code_as {
+            write!(
+                f,
+                "\tsame machine code as {} {}",
+                r.request,
+                r.layout.name()
+            )?;
+        }
         if let Some(e) = &self.error {
             write!(f, "\t{}", e.replace(['\n', '\t'], " "))?;
         }
@@ -956,9 +976,25 @@ pub fn run(
         })
         .filter(|(_, runs)| !runs.is_empty())
         .collect();
+    // Runs on the same machine code (every width of a conversion, packed) execute once.
+    let split = |runs: &[Run]| -> (Vec<Run>, Vec<usize>) {
+        let mut executed: Vec<Run> = Vec::new();
+        let mut first: std::collections::HashMap<(Request, Layout), usize> = Default::default();
+        let which = runs
+            .iter()
+            .map(|r| {
+                let (k, l, _) = crate::jit::shared_kernel(&r.request, r.layout);
+                *first.entry((k, l)).or_insert_with(|| {
+                    executed.push(*r);
+                    executed.len() - 1
+                })
+            })
+            .collect();
+        (executed, which)
+    };
     let total_work: u64 = todo
         .iter()
-        .map(|(i, runs)| inputs_of(&groups[*i]) * (runs.len() as u64 + 2))
+        .map(|(i, runs)| inputs_of(&groups[*i]) * (split(runs).0.len() as u64 + 2))
         .sum();
     let progress = Progress::new(total_work, options.progress);
     for (k, (i, runs)) in todo.iter().enumerate() {
@@ -970,10 +1006,11 @@ pub fn run(
             group.conversion
         ));
         let group_start = Instant::now();
+        let (executed, which) = split(runs);
         let outcome = run_group(
             &jit,
             group,
-            runs,
+            &executed,
             inputs_of(group),
             options,
             threads,
@@ -983,8 +1020,11 @@ pub fn run(
         let seconds = group_start.elapsed().as_secs_f64();
         summary.fast_path_errors += outcome.fast_path_errors;
         let mut lines = String::new();
-        for (run, stats) in runs.iter().zip(outcome.runs) {
+        for (run, &k) in runs.iter().zip(&which) {
+            let stats = outcome.runs[k].clone();
+            let same_code_as = (executed[k] != *run).then_some(executed[k]);
             let result = RunResult {
+                same_code_as,
                 run: *run,
                 flags: options.flags,
                 inputs: inputs_of(group),
@@ -1000,7 +1040,9 @@ pub fn run(
             } else {
                 summary.failed += 1;
             }
-            summary.inputs += result.inputs;
+            if result.same_code_as.is_none() {
+                summary.inputs += result.inputs;
+            }
             summary.mismatches += result.mismatches;
             summary.corrections += result.corrections;
             progress.clear_line();

@@ -23,10 +23,12 @@
 
 use crate::buffer::{self, BufferError};
 use crate::kernel;
-use crate::request::{Builtin, Request, RequestError};
+use crate::request::{Builtin, Conversion, Request, RequestError};
 use crate::target::Target;
-use crate::types::{Extensions, Layout, Rounding, ScalarType, Width};
+use crate::types::{Extensions, Layout, Rounding, ScalarType, VectorType, Width};
+use cranelift_codegen::ir::Function;
 use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::verifier::verify_function;
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
 use std::collections::HashMap;
@@ -110,7 +112,8 @@ impl X64Flags {
     }
 }
 
-/// Builds the Cranelift ISA for `flags` on this machine; refuses flag sets this CPU lacks.
+/// Builds the Cranelift ISA for `flags` on this machine, with Cranelift's verifier off (see
+/// [`Target::isa_with_verifier`]); refuses flag sets this CPU lacks.
 pub fn host_isa(flags: X64Flags) -> Result<OwnedTargetIsa, JitError> {
     let target = flags.target();
     if !target.runs_here() {
@@ -119,7 +122,9 @@ pub fn host_isa(flags: X64Flags) -> Result<OwnedTargetIsa, JitError> {
             target.name()
         )));
     }
-    target.isa().map_err(|e| JitError::Isa(e.to_string()))
+    target
+        .isa_with_verifier(false)
+        .map_err(|e| JitError::Isa(e.to_string()))
 }
 
 /// A kernel's Cranelift IR and machine code, from [`Jit::disassemble`].
@@ -147,6 +152,8 @@ pub(crate) struct JitInner {
     cache: Mutex<HashMap<(Request, Layout), EntryPoint>>,
     /// 0: [`Threads::Auto`]; n: exactly n.
     threads: std::sync::atomic::AtomicUsize,
+    /// Run Cranelift's IR verifier on every kernel before compiling it.
+    pub(crate) verify_ir: std::sync::atomic::AtomicBool,
 }
 
 impl Drop for JitInner {
@@ -197,6 +204,7 @@ impl Jit {
                 module: Mutex::new(Some(module)),
                 cache: Mutex::new(HashMap::new()),
                 threads: std::sync::atomic::AtomicUsize::new(0),
+                verify_ir: std::sync::atomic::AtomicBool::new(false),
             }),
         })
     }
@@ -233,13 +241,8 @@ impl Jit {
     }
 
     fn entry_point(&self, request: &Request, layout: Layout) -> Result<EntryPoint, JitError> {
-        // Layouts only differ for 3-component vectors: share the code otherwise.
-        let layout = if request.src().width == Width::W3 || request.dst().width == Width::W3 {
-            layout
-        } else {
-            Layout::Packed
-        };
-        let key = (*request, layout);
+        let (request, layout, _) = shared_kernel(request, layout);
+        let key = (request, layout);
         if let Some(&e) = lock(&self.inner.cache).get(&key) {
             return Ok(e);
         }
@@ -252,12 +255,117 @@ impl Jit {
         let entry = compile_into(
             module,
             &self.inner.isa,
-            request,
+            &request,
             layout,
             self.inner.static_mode,
+            self.verifies_ir(),
         )?;
         lock(&self.inner.cache).insert(key, entry);
         Ok(entry)
+    }
+
+    /// Compiles many requests at once (packed layout, like [`Jit::compile_request`]), for
+    /// warming a JIT up front: Cranelift runs on worker threads (one per core, or as
+    /// [`Jit::set_threads`] says), and the code is installed and made executable once at the
+    /// end instead of once per kernel. Requests already compiled come from the cache, and
+    /// requests that share a kernel (see [`Jit::cached_kernels`]) compile it once. The kernels
+    /// are returned in the order of `requests`; on an error none is added.
+    ///
+    /// ```
+    /// use clconv::{jit::Jit, Extensions, Request};
+    /// let jit = Jit::new().unwrap();
+    /// let all: Vec<Request> = Request::all(Extensions::default())
+    ///     .into_iter()
+    ///     .filter(|r| r.to_string().starts_with("convert_float4"))
+    ///     .collect();
+    /// let kernels = jit.compile_many(&all).unwrap();
+    /// assert_eq!(kernels.len(), all.len());
+    /// assert_eq!(jit.cached_kernels(), all.len());
+    /// // Compiled already: this one comes from the cache.
+    /// let k = jit.compile("convert_float4(int4)").unwrap();
+    /// let mut out = [0f32; 4];
+    /// k.run(&[1i32, 2, 3, 4], &mut out).unwrap();
+    /// assert_eq!(out, [1.0, 2.0, 3.0, 4.0]);
+    /// assert_eq!(jit.cached_kernels(), all.len());
+    /// ```
+    pub fn compile_many(&self, requests: &[Request]) -> Result<Vec<Kernel>, JitError> {
+        let layout = Layout::Packed;
+        let mut module_guard = lock(&self.inner.module);
+        let mut todo: Vec<Request> = Vec::new();
+        {
+            let cache = lock(&self.inner.cache);
+            let mut seen = std::collections::HashSet::new();
+            for r in requests {
+                let (r, l, _) = shared_kernel(r, layout);
+                debug_assert_eq!(l, layout);
+                if !cache.contains_key(&(r, l)) && seen.insert(r) {
+                    todo.push(r);
+                }
+            }
+        }
+        let module = module_guard.as_mut().expect("module lives until drop");
+        let workers = match self
+            .inner
+            .threads
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n.min(4 * std::thread::available_parallelism().map_or(1, |c| c.get())),
+        }
+        .clamp(1, todo.len().max(1));
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let isa = &self.inner.isa;
+        let (static_mode, verify_ir) = (self.inner.static_mode, self.verifies_ir());
+        let mut compiled: Vec<Option<Result<MachineCode, JitError>>> =
+            (0..todo.len()).map(|_| None).collect();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut done = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(request) = todo.get(i) else {
+                                return done;
+                            };
+                            done.push((
+                                i,
+                                compile_machine_code(isa, request, layout, static_mode, verify_ir),
+                            ));
+                        }
+                    })
+                })
+                .collect();
+            for h in handles {
+                for (i, r) in h.join().expect("compile workers catch panics") {
+                    compiled[i] = Some(r);
+                }
+            }
+        });
+        let mut pieces = Vec::with_capacity(todo.len());
+        for (request, piece) in todo.iter().zip(compiled) {
+            pieces.push((request, piece.expect("every request was taken")?));
+        }
+        let mut ids = Vec::with_capacity(pieces.len());
+        for (request, code) in &pieces {
+            let id = install(module, request, layout, code)?;
+            ids.push(id);
+        }
+        module
+            .finalize_definitions()
+            .map_err(|e| JitError::Compile {
+                request: format!("{} kernels", pieces.len()),
+                why: e.to_string(),
+            })?;
+        {
+            let mut cache = lock(&self.inner.cache);
+            for ((request, _), id) in pieces.iter().zip(ids) {
+                let entry = EntryPoint(module.get_finalized_function(id) as usize);
+                cache.insert((**request, layout), entry);
+            }
+        }
+        drop(module_guard);
+        requests.iter().map(|r| self.compile_request(r)).collect()
     }
 
     /// The Cranelift IR and the machine code (Cranelift's own disassembly of what it emits) of
@@ -290,7 +398,44 @@ impl Jit {
         })
     }
 
+    /// Runs Cranelift's IR verifier on every kernel this JIT compiles from now on, and fails
+    /// the compile with [`JitError::Compile`] if it finds a fault. Off by default (it costs a
+    /// third of the compile time); the checker ([`crate::check::Checker`]) turns it on.
+    ///
+    /// ```
+    /// use clconv::jit::Jit;
+    /// let jit = Jit::new().unwrap();
+    /// jit.set_verify_ir(true);
+    /// assert!(jit.compile("convert_int4_sat_rte(float4)").is_ok());
+    /// ```
+    pub fn set_verify_ir(&self, on: bool) {
+        self.inner
+            .verify_ir
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub(crate) fn verifies_ir(&self) -> bool {
+        self.inner
+            .verify_ir
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The number of compiled kernels in the cache.
+    ///
+    /// Requests share kernels where the code would be the same: in the packed layout a
+    /// conversion is the same loop over `vectors × lanes` elements whatever the width, so
+    /// `convert_int4_sat_rte(float4)` runs on the kernel of `convert_int_sat_rte(float)` (the
+    /// 6,270 conversions need 1,045 kernels). Reinterpretations, and 3-component vectors in the
+    /// aligned layout (which skip and zero padding), have their own.
+    ///
+    /// ```
+    /// use clconv::jit::Jit;
+    /// let jit = Jit::new().unwrap();
+    /// jit.compile("convert_int4_sat_rte(float4)").unwrap();
+    /// jit.compile("convert_int16_sat_rte(float16)").unwrap();
+    /// jit.compile("convert_int_sat_rte(float)").unwrap();
+    /// assert_eq!(jit.cached_kernels(), 1);
+    /// ```
     pub fn cached_kernels(&self) -> usize {
         lock(&self.inner.cache).len()
     }
@@ -403,41 +548,135 @@ fn compile_into(
     request: &Request,
     layout: Layout,
     static_mode: Rounding,
+    verify_ir: bool,
 ) -> Result<EntryPoint, JitError> {
+    let code = compile_machine_code(isa, request, layout, static_mode, verify_ir)?;
+    let id = install(module, request, layout, &code)?;
+    module
+        .finalize_definitions()
+        .map_err(|e| JitError::Compile {
+            request: request.to_string(),
+            why: e.to_string(),
+        })?;
+    Ok(EntryPoint(module.get_finalized_function(id) as usize))
+}
+
+/// The kernel that runs `request` on buffers of `layout`: its request, its layout, and how many
+/// of its vectors make one of `request`'s. Layouts only differ for 3-component vectors; in the
+/// packed layout a conversion's kernel is a loop over `vectors × lanes` elements that depends
+/// on the width only through that product, so every width runs on the scalar conversion's
+/// kernel with `lanes` times the count.
+///
+/// ```
+/// use clconv::jit::shared_kernel;
+/// use clconv::{Extensions, Layout, Request};
+/// let r = Request::parse("convert_int4_sat_rte(float4)", Extensions::default()).unwrap();
+/// let (k, layout, units) = shared_kernel(&r, Layout::Packed);
+/// assert_eq!(k.to_string(), "convert_int_sat_rte(float)");
+/// assert_eq!((layout, units), (Layout::Packed, 4));
+/// let v3 = Request::parse("convert_int3(float3)", Extensions::default()).unwrap();
+/// assert_eq!(shared_kernel(&v3, Layout::Aligned), (v3, Layout::Aligned, 1));
+/// ```
+pub fn shared_kernel(request: &Request, layout: Layout) -> (Request, Layout, usize) {
+    let x3 = request.src().width == Width::W3 || request.dst().width == Width::W3;
+    match request {
+        Request::Convert(c) if !(x3 && layout == Layout::Aligned) => {
+            let scalar = Conversion::new(
+                VectorType::new(c.src().elem, Width::W1),
+                VectorType::new(c.dst().elem, Width::W1),
+                c.saturate(),
+                c.rounding(),
+                Extensions::with_fp16(),
+            )
+            .expect("the scalar form of a valid conversion is valid");
+            (Request::Convert(scalar), Layout::Packed, c.src().lanes())
+        }
+        _ if x3 => (*request, layout, 1),
+        _ => (*request, Layout::Packed, 1),
+    }
+}
+
+/// One kernel's machine code, compiled but not installed in a module.
+struct MachineCode {
+    func: Function,
+    bytes: Vec<u8>,
+    alignment: u64,
+    relocs: Vec<cranelift_codegen::FinalizedMachReloc>,
+}
+
+/// Builds and compiles `request`'s kernel without touching a module (so that it can run on any
+/// thread); Cranelift errors and panics come back as [`JitError::Compile`].
+fn compile_machine_code(
+    isa: &OwnedTargetIsa,
+    request: &Request,
+    layout: Layout,
+    static_mode: Rounding,
+    verify_ir: bool,
+) -> Result<MachineCode, JitError> {
     let compile_error = |why: String| JitError::Compile {
         request: request.to_string(),
         why,
     };
-    let result = catch_unwind(AssertUnwindSafe(|| -> Result<EntryPoint, JitError> {
-        let name = format!("{}__{}", request.mangled(), layout.name());
+    let result = catch_unwind(AssertUnwindSafe(|| -> Result<MachineCode, JitError> {
         let func = kernel::build(request, layout, static_mode, &**isa, 0)
             .map_err(|e| compile_error(e.to_string()))?
             .func;
-        let id = module
-            .declare_function(&name, Linkage::Local, &func.signature)
-            .map_err(|e| compile_error(e.to_string()))?;
-        let mut ctx = module.make_context();
-        ctx.func = func;
-        module
-            .define_function(id, &mut ctx)
-            .map_err(|e| compile_error(format!("{e:?}")))?;
-        module.clear_context(&mut ctx);
-        module
-            .finalize_definitions()
-            .map_err(|e| compile_error(e.to_string()))?;
-        Ok(EntryPoint(module.get_finalized_function(id) as usize))
-    }));
-    match result {
-        Ok(r) => r,
-        Err(panic) => {
-            let why = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "panic".into());
-            Err(compile_error(format!("Cranelift panicked: {why}")))
+        if verify_ir {
+            verify_function(&func, isa.flags()).map_err(|e| compile_error(e.to_string()))?;
         }
-    }
+        let mut ctx = cranelift_codegen::Context::for_function(func);
+        let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+        let code = ctx
+            .compile(&**isa, &mut ctrl)
+            .map_err(|e| compile_error(format!("{:?}", e.inner)))?;
+        let alignment = (code.buffer.alignment as u64)
+            .max(isa.function_alignment().minimum as u64)
+            .max(isa.symbol_alignment());
+        let bytes = code.code_buffer().to_vec();
+        let relocs = code.buffer.relocs().to_vec();
+        Ok(MachineCode {
+            func: ctx.func,
+            bytes,
+            alignment,
+            relocs,
+        })
+    }));
+    result.unwrap_or_else(|panic| Err(compile_error(panic_message(&*panic))))
+}
+
+/// Declares and defines compiled code in `module` (finalizing is the caller's).
+fn install(
+    module: &mut JITModule,
+    request: &Request,
+    layout: Layout,
+    code: &MachineCode,
+) -> Result<cranelift_module::FuncId, JitError> {
+    let compile_error = |why: String| JitError::Compile {
+        request: request.to_string(),
+        why,
+    };
+    let name = format!("{}__{}", request.mangled(), layout.name());
+    let id = module
+        .declare_function(&name, Linkage::Local, &code.func.signature)
+        .map_err(|e| compile_error(e.to_string()))?;
+    let relocs: Vec<cranelift_module::ModuleReloc> = code
+        .relocs
+        .iter()
+        .map(|r| cranelift_module::ModuleReloc::from_mach_reloc(r, &code.func, id))
+        .collect();
+    module
+        .define_function_bytes(id, code.alignment, &code.bytes, &relocs)
+        .map_err(|e| compile_error(e.to_string()))?;
+    Ok(id)
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    let why = panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic".into());
+    format!("Cranelift panicked: {why}")
 }
 
 enum What {
@@ -527,6 +766,8 @@ impl Kernel {
         dst_len: usize,
     ) -> Result<(), JitError> {
         let vectors = buffer::vector_count(request, layout, src_len, dst_len)?;
+        // The shared kernel counts in its own vectors (elements, for a conversion's).
+        let units = shared_kernel(request, layout).2 as i64;
         let entry = match self.what {
             What::Fixed(_, e) if layout == Layout::Packed => e,
             _ => self.jit.entry_point(request, layout)?,
@@ -537,12 +778,13 @@ impl Kernel {
         // SAFETY: `entry` points at a function this Jit compiled from `kernel::build`, whose
         // signature is (src, dst, vectors) with the SystemV ABI of `KernelFn`; the module stays
         // alive while `self.jit` holds its Arc. `vector_count` proved that `vectors` vectors of
-        // the request fit exactly in both buffers, and the kernel touches only those bytes.
+        // the request fit exactly in both buffers; they are `vectors * units` vectors of the
+        // kernel's own request (`shared_kernel`), and the kernel touches only those bytes.
         // `src` and `dst` come from a shared and an exclusive borrow, so they cannot overlap.
         let f: KernelFn = unsafe { std::mem::transmute::<usize, KernelFn>(entry.0) };
         let threads = self.jit.threads_for(src_len).min(vectors);
         if threads <= 1 {
-            f(src, dst, vectors as i64);
+            f(src, dst, vectors as i64 * units);
             return Ok(());
         }
         // Split the vectors into `threads` contiguous runs: each thread reads its own part of
@@ -564,7 +806,7 @@ impl Kernel {
                     // [start, start + count) are in bounds and disjoint in `dst`).
                     let s = (src_addr + start * src_per) as *const u8;
                     let d = (dst_addr + start * dst_per) as *mut u8;
-                    f(s, d, count as i64);
+                    f(s, d, count as i64 * units);
                 });
             }
         });

@@ -158,8 +158,17 @@ impl Target {
         }
     }
 
-    /// The Cranelift ISA for this target, optimising for speed.
+    /// The Cranelift ISA for this target, optimising for speed, with Cranelift's IR verifier
+    /// on (what the cross-compilation checks, `clconv show` and the lowering report use).
     pub fn isa(self) -> Result<OwnedTargetIsa, TargetError> {
+        self.isa_with_verifier(true)
+    }
+
+    /// The Cranelift ISA for this target, optimising for speed, with Cranelift's IR verifier on
+    /// or off. The JIT turns it off: it costs about a third of a kernel's compile time, and the
+    /// IR it would check is clconv's own, verified for every request by the test suite (and on
+    /// demand with [`crate::jit::Jit::set_verify_ir`]).
+    pub fn isa_with_verifier(self, verifier: bool) -> Result<OwnedTargetIsa, TargetError> {
         let err = |why: String| TargetError {
             target: self.name().into(),
             why,
@@ -169,6 +178,7 @@ impl Target {
             ("opt_level", "speed"),
             ("use_colocated_libcalls", "false"),
             ("is_pic", "false"),
+            ("enable_verifier", if verifier { "true" } else { "false" }),
         ] {
             shared.set(name, value).map_err(|e| err(e.to_string()))?;
         }

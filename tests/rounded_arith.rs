@@ -287,6 +287,7 @@ fn describe(request: &ArithRequest, ty: FloatType, args: [u64; 3], want: u64, go
 /// mismatches.
 fn check_all_modes(flags: X64Flags, op: ArithOp, ty: FloatType, args: &[[u64; 3]], what: &str) {
     let jit = Jit::with_options(flags, Extensions::default(), Rounding::Rte).unwrap();
+    jit.set_verify_ir(true);
     let vector = match ty {
         FloatType::Float => Width::W4,
         FloatType::Double => Width::W2,
@@ -805,6 +806,7 @@ fn check_cases(ty: FloatType, cases: &[Case]) {
     }
     for flags in [X64Flags::Host, X64Flags::Sse41] {
         let jit = Jit::with_options(flags, Extensions::default(), Rounding::Rte).unwrap();
+        jit.set_verify_ir(true);
         let vector = match ty {
             FloatType::Float => Width::W4,
             FloatType::Double => Width::W2,

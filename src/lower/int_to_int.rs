@@ -74,9 +74,11 @@ fn resize(
 
 /// Vector recipe `int_to_int.vector`: one block of integer vectors in, one out.
 ///
-/// `_sat` clamps in the source type exactly as the scalar sequence does (vector `smax`/`smin`/
-/// `umin`, which x64 has for every lane width), after which every narrowing step is exact:
-/// packs (`snarrow`/`unarrow`) for 32- and 16-bit lanes, a byte shuffle for 64-bit lanes.
+/// `_sat` from a signed 16- or 32-bit source to a narrower type is the saturating packs alone
+/// (`snarrow`/`unarrow`, i.e. packsswb/packssdw/packuswb/packusdw). Otherwise `_sat` clamps in
+/// the source type exactly as the scalar sequence does (vector `smax`/`smin`/`umin`, which x64
+/// has for every lane width), after which every narrowing step is exact: packs for 32- and
+/// 16-bit lanes, a byte shuffle for 64-bit lanes.
 /// Without `_sat` narrowing keeps the low bits (byte shuffles) and widening extends by the
 /// source's signedness (`swiden`/`uwiden`).
 pub fn vector(
@@ -89,7 +91,10 @@ pub fn vector(
     let (sb, db) = (src.bits(), dst.bits());
     let vty = lanes::int_vector(sb);
     let mut vs: Vec<Value> = inputs.to_vec();
-    if spec.saturate {
+    // The packs of a signed source narrower than 64 bits saturate by themselves (each step
+    // keeps every value of the final range and the order of the rest): no clamp first.
+    let packs_saturate = src.is_signed_integer() && db < sb && sb <= 32;
+    if spec.saturate && !packs_saturate {
         let src_signed = src.is_signed_integer();
         let dst_max = dst.int_max().expect("integer destination");
         let dst_min = dst.int_min().expect("integer destination");
