@@ -1015,13 +1015,13 @@ fn codegen_us(
 /// Per kernel, `Jit::compile` of its name on a fresh `Jit` (created outside the timing, so
 /// nothing is cached): parse, lower, Cranelift compile, define in the JIT module, finalize.
 /// Also the two stages the bench can time on their own, `kernel::build` (table lookup and
-/// lowering to Cranelift IR) and Cranelift's `Context::compile` of that IR; and the latter
-/// with Cranelift's IR verifier off (`enable_verifier=false`, which clconv does not set), and
-/// with the verifier off and the single-pass register allocator.
+/// lowering to Cranelift IR) and Cranelift's `Context::compile` of that IR as the JIT sets it up
+/// (verifier off); and the latter with Cranelift's IR verifier on (what `Jit::set_verify_ir`
+/// adds, roughly), and with the verifier off and the single-pass register allocator.
 fn compile_latency(out: &mut String) {
     const PER_KERNEL: usize = 200;
-    let isa = Target::Host.isa().expect("host ISA");
-    let no_verifier = host_isa_with(&[("enable_verifier", "false")]);
+    let isa = Target::Host.isa_with_verifier(false).expect("host ISA");
+    let with_verifier = Target::Host.isa().expect("host ISA");
     let single_pass = host_isa_with(&[
         ("enable_verifier", "false"),
         ("regalloc_algorithm", "single_pass"),
@@ -1049,7 +1049,7 @@ fn compile_latency(out: &mut String) {
             let built = kernel::build(&request, Layout::Packed, Rounding::Rte, &*isa, 0).unwrap();
             build.push(t.elapsed().as_secs_f64() * 1e6);
             codegen.push(codegen_us(&built.func, &*isa));
-            codegen_nv.push(codegen_us(&built.func, &*no_verifier));
+            codegen_nv.push(codegen_us(&built.func, &*with_verifier));
             codegen_sp.push(codegen_us(&built.func, &*single_pass));
         }
         pooled.extend_from_slice(&total);
@@ -1067,10 +1067,10 @@ fn compile_latency(out: &mut String) {
     *out += &format!(
         "\n### Compile latency per kernel (µs; {PER_KERNEL} fresh `Jit`s per kernel)\n\n\
          `Jit::compile` total, and the stages timed apart (medians): `kernel::build` (table lookup, \
-         lowering to IR), Cranelift's `Context::compile` as clconv configures it, the rest \
-         (parse, JIT define, finalize); and for comparison `Context::compile` with \
-         `enable_verifier=false`, and with that and `regalloc_algorithm=single_pass`.\n\n\
-         | kernel | median | p90 | build (IR) | Cranelift compile | rest | compile, no verifier | compile, no verifier, single-pass regalloc |\n\
+         lowering to IR), Cranelift's `Context::compile` as the JIT configures it (verifier off), \
+         the rest (parse, JIT define, finalize); and for comparison `Context::compile` with \
+         Cranelift's verifier on, and with it off and `regalloc_algorithm=single_pass`.\n\n\
+         | kernel | median | p90 | build (IR) | Cranelift compile | rest | compile, verifier on | compile, single-pass regalloc |\n\
          |---|---|---|---|---|---|---|---|\n{lines}\n"
     );
     *out += &format!(
@@ -1091,12 +1091,16 @@ fn compile_latency(out: &mut String) {
         .collect();
     let every: Vec<String> = all.iter().map(|r| r.to_string()).collect();
     *out += "\n### Compiling the whole matrix into one `Jit` (fresh each time)\n\n\
+             By name, one `Jit::compile` after another (parse included; widths share their \
+             conversion's kernel, so 6,270 conversions are 1,045 compilations), and with \
+             `Jit::compile_many` (Cranelift on one worker thread per core, one finalize).\n\n\
              | requests | run 1 | run 2 | run 3 | per request (median run) |\n|---|---|---|---|---|\n";
     for (what, names) in [
         ("conversions", &conversions),
         ("conversions and `as_`", &every),
     ] {
         let mut runs = Vec::new();
+        let mut kernels_compiled = 0;
         for _ in 0..3 {
             let jit =
                 Jit::with_options(X64Flags::Host, Extensions::with_fp16(), Rounding::Rte).unwrap();
@@ -1105,17 +1109,45 @@ fn compile_latency(out: &mut String) {
                 jit.compile(name).unwrap();
             }
             runs.push(t.elapsed().as_secs_f64());
-            assert_eq!(jit.cached_kernels(), names.len());
+            kernels_compiled = jit.cached_kernels();
         }
         let mut sorted = runs.clone();
         let m = median(&mut sorted);
         *out += &format!(
-            "| {} {what} | {:.3} s | {:.3} s | {:.3} s | {:.1} µs |\n",
+            "| {} {what} ({kernels_compiled} kernels compiled) | {:.3} s | {:.3} s | {:.3} s | {:.1} µs |\n",
             names.len(),
             runs[0],
             runs[1],
             runs[2],
             m * 1e6 / names.len() as f64
+        );
+    }
+
+    {
+        let conversion_requests: Vec<Request> = all
+            .iter()
+            .filter(|r| matches!(r, Request::Convert(_)))
+            .copied()
+            .collect();
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            let jit =
+                Jit::with_options(X64Flags::Host, Extensions::with_fp16(), Rounding::Rte).unwrap();
+            let t = Instant::now();
+            let kernels = jit.compile_many(&conversion_requests).unwrap();
+            runs.push(t.elapsed().as_secs_f64());
+            assert_eq!(kernels.len(), conversion_requests.len());
+        }
+        let mut sorted = runs.clone();
+        let m = median(&mut sorted);
+        *out += &format!(
+            "| {} conversions, `compile_many` on {} threads | {:.3} s | {:.3} s | {:.3} s | {:.1} µs |\n",
+            conversion_requests.len(),
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+            runs[0],
+            runs[1],
+            runs[2],
+            m * 1e6 / conversion_requests.len() as f64
         );
     }
 
@@ -1141,8 +1173,8 @@ fn compile_latency(out: &mut String) {
         }
         t.elapsed().as_secs_f64()
     };
-    let with_v = stage(&*isa, true);
-    let without_v = stage(&*no_verifier, false);
+    let without_v = stage(&*isa, true);
+    let with_v = stage(&*with_verifier, false);
     let sp = stage(&*single_pass, false);
     // How many different kernel bodies the conversions need: in the packed layout a kernel
     // depends on its request only through the table key and the lane count (`vectors × lanes`).
@@ -1153,8 +1185,8 @@ fn compile_latency(out: &mut String) {
         .collect();
     *out += &format!(
         "\nThe {} conversions through `kernel::build` + `Context::compile` only (no JIT module): \
-         {with_v:.3} s as clconv configures Cranelift, {without_v:.3} s with `enable_verifier=false`, \
-         {sp:.3} s with that and the single-pass register allocator. They have {} distinct table \
+         {without_v:.3} s as the JIT configures Cranelift (verifier off), {with_v:.3} s with the \
+         verifier on, {sp:.3} s with it off and the single-pass register allocator. They have {} distinct table \
          keys (class, element types, `_sat`, effective rounding).\n",
         conversions.len(),
         keys.len()
