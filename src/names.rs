@@ -345,7 +345,7 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
     let bad = |modifier: String, why: String| RequestError::BadModifier {
         modifier: shorten(&modifier),
         input: ctx.echo(),
-        why: escape_controls(why),
+        why: explain(why),
     };
 
     // Read all of them before judging the order, so that the suggested fix accounts for every
@@ -550,7 +550,7 @@ fn parse_mangled(input: &str, ext: Extensions) -> Result<Request, RequestError> 
     // stays on one line.
     let bad = |why: String| RequestError::BadMangling {
         input: shorten(input),
-        why: escape_controls(why),
+        why: explain(why),
     };
     let after_z = &input[2..];
     let ndigits = after_z.bytes().take_while(u8::is_ascii_digit).count();
@@ -742,7 +742,7 @@ fn syntax(input: &str, at: usize, why: String) -> RequestError {
         input: shorten(input),
         at,
         // `why` may quote the offending character: keep the message on one line.
-        why: escape_controls(why),
+        why: explain(why),
     }
 }
 
@@ -769,20 +769,34 @@ fn byte_at(text: &str, pos: usize) -> Option<char> {
     text.as_bytes().get(pos).map(|&b| char::from(b))
 }
 
-/// `text` cut to at most `ECHO_CHARS` characters, at a char boundary, marked with `...`, with
-/// control characters escaped (`\n`), so an error message stays one readable line.
+/// `text` with control characters escaped (`\n`), so an error message stays one readable line,
+/// then cut to at most `ECHO_CHARS` characters, at a char boundary, marked with `...`.
+/// Escaping first keeps the bound: a control character can take six characters escaped.
 fn shorten(text: &str) -> String {
-    let cut = match text.char_indices().nth(ECHO_CHARS) {
-        None => text.to_string(),
+    let head: String = text.chars().take(ECHO_CHARS + 1).collect();
+    clip(escape_controls(head), ECHO_CHARS)
+}
+
+/// `text` cut to at most `max` characters (the last three `...` when cut).
+fn clip(text: String, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text,
         Some(_) => {
             let end = text
                 .char_indices()
-                .nth(ECHO_CHARS - 3)
+                .nth(max - 3)
                 .map_or(text.len(), |(i, _)| i);
             format!("{}...", &text[..end])
         }
-    };
-    escape_controls(cut)
+    }
+}
+
+/// The longest explanation (`why`) an error carries: it may quote a piece of the input.
+const WHY_CHARS: usize = 600;
+
+/// An explanation for an error message: one line, bounded.
+fn explain(why: String) -> String {
+    clip(escape_controls(why), WHY_CHARS)
 }
 
 /// `text` with control characters (line breaks, NUL, ...) written as escapes: error messages
