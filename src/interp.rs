@@ -999,9 +999,9 @@ fn merge(into: &mut InterpOutcome, o: InterpOutcome) {
 /// a kernel built some other way than [`kernel::build`].
 ///
 /// The kernel runs on the empty buffer, on the whole buffer, and on prefixes of the vector
-/// counts nearest to 1, 2, 3, 15, 16, 17, 31, 32 and 33 elements, so that a block loop of 2, 4,
-/// 8 or 16 elements runs with no block, with whole blocks only, and with blocks plus a short or
-/// a long scalar tail. The destination is pre-filled with `0xa5`, so an element the kernel does
+/// counts nearest to 1, 2, 3, 15, 16, 17, 31, 32, 33, 127, 128, 129, 255, 256 and 257
+/// elements, so that a loop converting 2 to 128 elements per iteration runs with no full
+/// iteration, with whole iterations only, and with iterations plus a short or a long tail. The destination is pre-filled with `0xa5`, so an element the kernel does
 /// not write shows up as a mismatch, and a write past it is an [`InterpError::OutOfBounds`].
 ///
 /// ```
@@ -1083,7 +1083,9 @@ pub fn check_function(
 /// The buffer lengths (in vectors) [`check_function`] runs a kernel at.
 fn lengths(lanes: usize, total: usize) -> Vec<usize> {
     let mut out = vec![0, total];
-    for elements in [1, 2, 3, 15, 16, 17, 31, 32, 33] {
+    for elements in [
+        1, 2, 3, 15, 16, 17, 31, 32, 33, 127, 128, 129, 255, 256, 257,
+    ] {
         out.push(elements / lanes);
         out.push(elements.div_ceil(lanes));
     }

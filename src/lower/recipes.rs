@@ -4,8 +4,10 @@
 //!
 //! A vector recipe converts one block: `16 / min(source bytes, destination bytes)` elements,
 //! loaded as 128-bit vectors of the source's lanes and stored as vectors of the destination's
-//! (float -> uchar: four F32X4 in, one I8X16 out). The kernel runs blocks, then the per-element
-//! sequence for the tail. `scalar` is the per-element loop alone, which every target can run.
+//! (float -> uchar: four F32X4 in, one I8X16 out). The kernel runs a few blocks per loop
+//! iteration and the last, partial iteration through the same code on zero-padded copies
+//! (`kernel::elements_per_iteration`). `scalar` is the per-element loop alone, which every
+//! target can run.
 
 use crate::lower::{float_to_float, float_to_int, half, int_to_float, int_to_int};
 use crate::types::{Rounding, ScalarType};
@@ -100,7 +102,7 @@ pub type EmitBlock = fn(&mut FunctionBuilder, &BlockSpec, &[Value]) -> Vec<Value
 pub enum Body {
     /// The per-element loop only (the always-correct fallback).
     Scalar,
-    /// A 128-bit vector block plus the per-element loop for the tail.
+    /// A 128-bit vector block (the kernel loops over blocks, the tail included).
     Vector(EmitBlock),
     /// A byte copy (identity and reinterpretation), in 16-byte vectors.
     CopyVector,
