@@ -957,3 +957,53 @@ fn baseline_sse2_kernels_run() {
     let want: [i8; 16] = [-56, 56, 127, -128, 0, 1, -1, 0, 1, 2, 3, 4, -128, 0, -1, 5];
     expect(&jit, "convert_char16(short16)", &src, &want);
 }
+
+/// `compile_many`: every request gets a kernel that matches the reference, duplicates and
+/// requests already cached included, and widths of a conversion share one compiled kernel.
+#[test]
+fn compile_many_compiles_a_batch_that_matches_the_reference() {
+    let jit = jit_fp16();
+    let ext = Extensions::with_fp16();
+    // Every request whose name starts with `convert_short` or `as_int` (all widths), twice,
+    // after one of them was compiled on its own.
+    let mut batch: Vec<Request> = Request::all(ext)
+        .into_iter()
+        .filter(|r| {
+            let n = r.to_string();
+            n.starts_with("convert_short") || n.starts_with("as_int")
+        })
+        .collect();
+    assert!(batch.len() > 300);
+    jit.compile_request(&batch[5]).unwrap();
+    batch.extend(batch.clone());
+    let kernels = jit.compile_many(&batch).unwrap();
+    assert_eq!(kernels.len(), batch.len());
+    // One kernel per conversion without its width digits (packed layout), per `as_` request.
+    let distinct: std::collections::HashSet<String> = batch
+        .iter()
+        .map(|r| match r {
+            Request::Convert(_) => r
+                .to_string()
+                .chars()
+                .filter(|c| !c.is_ascii_digit())
+                .collect(),
+            Request::Reinterpret(_) => r.to_string(),
+        })
+        .collect();
+    assert_eq!(jit.cached_kernels(), distinct.len());
+    // Each kernel converts like the reference, on bytes that exercise every source type.
+    for (r, k) in batch.iter().zip(&kernels).take(batch.len() / 2) {
+        assert_eq!(k.request(), Some(*r));
+        let per = clconv::buffer::bytes_per_vector(r.src(), Layout::Packed);
+        let out = clconv::buffer::bytes_per_vector(r.dst(), Layout::Packed);
+        let n = 37;
+        let src: Vec<u8> = (0..per * n).map(|i| (i * 151 + 7) as u8).collect();
+        let mut got = vec![0u8; out * n];
+        let mut want = vec![0u8; out * n];
+        k.run_bytes(Layout::Packed, &src, &mut got).unwrap();
+        reference::evaluate(r, Layout::Packed, &src, &mut want).unwrap();
+        assert_eq!(got, want, "{r}");
+    }
+    // An empty batch is fine.
+    assert!(jit.compile_many(&[]).unwrap().is_empty());
+}
