@@ -304,15 +304,8 @@ impl Jit {
             }
         }
         let module = module_guard.as_mut().expect("module lives until drop");
-        let workers = match self
-            .inner
-            .threads
-            .load(std::sync::atomic::Ordering::Relaxed)
-        {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n.min(4 * std::thread::available_parallelism().map_or(1, |c| c.get())),
-        }
-        .clamp(1, todo.len().max(1));
+        // Compiling is worth a thread per core whatever the batch's size.
+        let workers = self.threads_for(usize::MAX).clamp(1, todo.len().max(1));
         let next = std::sync::atomic::AtomicUsize::new(0);
         let isa = &self.inner.isa;
         let (static_mode, verify_ir) = (self.inner.static_mode, self.verifies_ir());
