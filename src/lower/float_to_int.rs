@@ -126,6 +126,60 @@ pub fn vector(
     }
 }
 
+/// Vector recipe `float_to_int.clamp_magic`: float lanes to uchar or ushort, with or without
+/// `_sat` (the same bits), in 5 vector instructions per F32X4 for rte instead of the 9 uops of
+/// round + saturating conversion.
+///
+/// 1. Directed modes round first (`trunc`/`ceil`/`floor`); rte rounds in step 3.
+/// 2. Clamp in the float domain, on the bit patterns: `x > 0` (false for NaN, -0 and every
+///    negative) masks the lane to +0; then, since the bit patterns of non-negative floats
+///    (+inf included) are ordered like the floats, a signed integer `min` with the bits of
+///    255.0 (65535.0) clamps the top. Clamping and rounding commute here because both bounds
+///    are integers.
+/// 3. Add 2^23: for 0 <= c < 2^23 the sum lies in [2^23, 2^24), whose ulp is 1, so the
+///    addition rounds c to an integer in the hardware's default nearest-even mode (and is exact
+///    for the already-rounded directed results), and that integer is the sum's low mantissa
+///    bits: subtracting the bits of 2^23 leaves it in an I32 lane.
+/// 4. Pack to 16 and 8 bits; every value is already in range.
+pub fn vector_clamp_magic(
+    b: &mut FunctionBuilder,
+    spec: &crate::lower::recipes::BlockSpec,
+    inputs: &[Value],
+) -> Vec<Value> {
+    use crate::lower::{bitcast_le, lanes};
+    use cranelift_codegen::ir::condcodes::FloatCC;
+    let max: f32 = match spec.dst {
+        ScalarType::UChar => 255.0,
+        ScalarType::UShort => 65535.0,
+        other => unreachable!("float_to_int.clamp_magic does not support {other:?}"),
+    };
+    let two23 = 0x4b00_0000u64;
+    let ints: Vec<Value> = inputs
+        .iter()
+        .map(|&x| {
+            let r = match spec.rounding {
+                Rounding::Rte => x,
+                Rounding::Rtz => b.ins().trunc(x),
+                Rounding::Rtp => b.ins().ceil(x),
+                Rounding::Rtn => b.ins().floor(x),
+            };
+            let zero = lanes::splat_bits(b, types::F32X4, 0);
+            let positive = b.ins().fcmp(FloatCC::GreaterThan, r, zero);
+            let bits = bitcast_le(b, types::I32X4, r);
+            let low_clamped = b.ins().band(bits, positive);
+            let max_bits = lanes::splat_bits(b, types::I32X4, max.to_bits() as u64);
+            let clamped = b.ins().smin(low_clamped, max_bits);
+            let clamped = bitcast_le(b, types::F32X4, clamped);
+            let magic = lanes::splat_bits(b, types::F32X4, two23);
+            let sum = b.ins().fadd(clamped, magic);
+            let sum = bitcast_le(b, types::I32X4, sum);
+            let magic_bits = lanes::splat_bits(b, types::I32X4, two23);
+            b.ins().isub(sum, magic_bits)
+        })
+        .collect();
+    lanes::narrow_to(b, ints, 32, spec.dst.bits(), Some(true))
+}
+
 pub(crate) fn round_vector(
     b: &mut FunctionBuilder,
     x: Value,

@@ -52,6 +52,9 @@ pub fn emit(
         return convert_nearest(b, src, fty, x);
     }
     let (negative, m) = sign_and_magnitude(b, src, x);
+    if src.bits() == 64 {
+        return directed_from_magnitude_bits(b, fty, rounding, negative, m);
+    }
     let t = truncate_to_precision(b, m, precision);
     let tf = convert_exact_u64(b, src, fty, t);
     let inexact = b.ins().icmp(IntCC::NotEqual, t, m);
@@ -71,6 +74,58 @@ pub fn emit(
             b.ins().select(neg, negated, magnitude)
         }
         None => magnitude,
+    }
+}
+
+/// long/ulong -> float/double in a directed mode, building the result's bits from the
+/// magnitude `m` without a conversion instruction (x64's u64 -> float is a branchy sequence):
+/// normalise `m` so its leading one is bit 63 (`n = clz(m)`), keep the top p bits as the
+/// significand (leading one included, so adding it to `(bias + 63 - n - 1) << (p - 1)` also
+/// adds the missing 1 to the exponent), step one ulp up where the mode rounds the magnitude up
+/// and any bit below the top p is set (a carry out of the significand correctly moves to the
+/// next binade: u64::MAX rounds up to 2^64), then copy the sign. `m = 0` gives +0.0.
+fn directed_from_magnitude_bits(
+    b: &mut FunctionBuilder,
+    fty: Type,
+    rounding: Rounding,
+    negative: Option<Value>,
+    m: Value,
+) -> Value {
+    // (p, exponent bias) for float and double.
+    let (precision, bias) = if fty == types::F32 {
+        (24i64, 127i64)
+    } else {
+        (53, 1023)
+    };
+    let leading = b.ins().clz(m);
+    // n = 64 for m = 0: the shift amount wraps to 0 and the zero select below takes over.
+    let normalised = b.ins().ishl(m, leading);
+    let significand = b.ins().ushr_imm_u(normalised, 64 - precision);
+    let top = int_const(b, types::I64, (bias + 63 - 1) as i128);
+    let exponent = b.ins().isub(top, leading);
+    let exponent = b.ins().ishl_imm_u(exponent, precision - 1);
+    let bits = b.ins().iadd(exponent, significand);
+    let below = b.ins().ishl_imm_u(normalised, precision);
+    let inexact = b.ins().icmp_imm_u(IntCC::NotEqual, below, 0);
+    let up = magnitude_rounds_up(b, rounding, negative, inexact);
+    let up = b.ins().uextend(types::I64, up);
+    let bits = b.ins().iadd(bits, up);
+    let bits = match negative {
+        Some(neg) => {
+            let sign = b.ins().uextend(types::I64, neg);
+            let sign = b.ins().ishl_imm_u(sign, 63 - (64 - fty.bits() as i64));
+            b.ins().bor(bits, sign)
+        }
+        None => bits,
+    };
+    let zero = int_const(b, types::I64, 0);
+    let is_zero = b.ins().icmp_imm_u(IntCC::Equal, m, 0);
+    let bits = b.ins().select(is_zero, zero, bits);
+    if fty == types::F32 {
+        let narrow = b.ins().ireduce(types::I32, bits);
+        bitcast_le(b, fty, narrow)
+    } else {
+        bitcast_le(b, fty, bits)
     }
 }
 

@@ -131,6 +131,10 @@ fn float_to_small_int(s: &BlockSpec) -> bool {
     matches!(s.src, ScalarType::Float | ScalarType::Double) && s.dst.bits() <= 32
 }
 
+fn float_to_small_unsigned(s: &BlockSpec) -> bool {
+    s.src == ScalarType::Float && matches!(s.dst, ScalarType::UChar | ScalarType::UShort)
+}
+
 fn exact_int_to_float(s: &BlockSpec) -> bool {
     let magnitude = s.src.bits() - s.src.is_signed_integer() as u32;
     match s.dst {
@@ -208,6 +212,12 @@ pub const RECIPES: &[Recipe] = &[
         class: Some(Class::FloatToInt),
         supports: float_to_small_int,
         body: Body::Vector(round_magic),
+    },
+    Recipe {
+        name: "float_to_int.clamp_magic",
+        class: Some(Class::FloatToInt),
+        supports: float_to_small_unsigned,
+        body: Body::Vector(float_to_int::vector_clamp_magic),
     },
     Recipe {
         name: "int_to_float.exact",
