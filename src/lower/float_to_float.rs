@@ -155,8 +155,8 @@ pub fn demote_block(b: &mut FunctionBuilder, x0: Value, x1: Value, rounding: Rou
     let mut deltas = Vec::with_capacity(2);
     for (x, rx) in [(x0, r0), (x1, r1)] {
         let back = b.ins().fvpromote_low(rx);
-        let abs_x = b.ins().fabs(x);
-        let abs_back = b.ins().fabs(back);
+        let abs_x = crate::lower::lanes::abs(b, x);
+        let abs_back = crate::lower::lanes::abs(b, back);
         let away = b.ins().fcmp(FloatCC::GreaterThan, abs_back, abs_x);
         let toward = b.ins().fcmp(FloatCC::LessThan, abs_back, abs_x);
         let zero = splat_bits(b, types::F64X2, 0);
@@ -204,8 +204,8 @@ pub fn demote_block_odd(b: &mut FunctionBuilder, x0: Value, x1: Value) -> Value 
     let mut inexacts = Vec::with_capacity(2);
     for (x, rx) in [(x0, r0), (x1, r1)] {
         let back = b.ins().fvpromote_low(rx);
-        let abs_x = b.ins().fabs(x);
-        let abs_back = b.ins().fabs(back);
+        let abs_x = crate::lower::lanes::abs(b, x);
+        let abs_back = crate::lower::lanes::abs(b, back);
         let away = b.ins().fcmp(FloatCC::GreaterThan, abs_back, abs_x);
         let toward = b.ins().fcmp(FloatCC::LessThan, abs_back, abs_x);
         inexacts.push(b.ins().bor(away, toward));

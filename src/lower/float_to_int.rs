@@ -206,7 +206,7 @@ pub(crate) fn round_vector(
         (0x4330_0000_0000_0000, 0x3ff0_0000_0000_0000) // 2^52, 1.0
     };
     let magic = splat_bits(b, ty, magic);
-    let abs = b.ins().fabs(x);
+    let abs = crate::lower::lanes::abs(b, x);
     let sum = b.ins().fadd(abs, magic);
     let integral = b.ins().fsub(sum, magic);
     let small = b.ins().fcmp(FloatCC::LessThan, abs, magic);

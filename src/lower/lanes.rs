@@ -14,6 +14,19 @@ pub fn vector_of(t: ScalarType) -> Type {
     super::vector_parts(crate::types::VectorType::scalar(t)).0
 }
 
+/// |x| for an F32X4 or F64X2, as an AND with a splat constant: x64 lowers vector `fabs` by
+/// building its mask with two instructions at every use, where a constant is loaded once per
+/// kernel (in `convert_float_rtz(double)` that was 8 of 21 instructions per block).
+pub fn abs(b: &mut FunctionBuilder, x: Value) -> Value {
+    let fty = b.func.dfg.value_type(x);
+    let lane_bits = fty.lane_bits();
+    let ity = int_vector(lane_bits);
+    let mask = splat_bits(b, ity, (1u64 << (lane_bits - 1)) - 1);
+    let bits = super::bitcast_le(b, ity, x);
+    let abs = b.ins().band(bits, mask);
+    super::bitcast_le(b, fty, abs)
+}
+
 /// The integer vector type with `bits`-wide lanes.
 pub fn int_vector(bits: u32) -> Type {
     match bits {
