@@ -12,7 +12,8 @@
 //!   then random bit patterns and random values of moderate magnitude.
 //! - 32- and 64-bit integers: 0, ±1, ±2^k and their neighbours for every k, every type's
 //!   MIN/MAX and neighbours, float/double/half rounding ties (2^k + 2^(k-p)) and their
-//!   neighbours, every integer of a 16-bit range, then random bit patterns.
+//!   neighbours, every integer of a 16-bit range, then random bit patterns and as many random
+//!   values of random bit length or with a random half/float/double rounding near-tie.
 //!
 //! Every request is run on the whole input buffer and on every length from 0 vectors up to three
 //! vector blocks and a tail (empty, 1, every block boundary), in the packed layout and, for
@@ -377,6 +378,11 @@ pub fn inputs(t: ScalarType, random: usize, seed: u64) -> Vec<u64> {
     for _ in 0..random {
         out.push(rng.next_u64() & mask);
     }
+    if t.is_integer() {
+        for _ in 0..random {
+            out.push(structured_integer(t, &mut rng) & mask);
+        }
+    }
     if t.is_float() {
         let f = if t == ScalarType::Float {
             FloatFormat::SINGLE
@@ -393,6 +399,31 @@ pub fn inputs(t: ScalarType, random: usize, seed: u64) -> Vec<u64> {
         }
     }
     out
+}
+
+/// A random integer of source type `t` with structure uniform bits rarely have: a random bit
+/// length (so every magnitude is as likely as the largest), or, every other draw, a rounding
+/// near-tie for half, float or double (p + 1 or p + 2 significant bits ending in 1, at a random
+/// position), with a random sign for signed types.
+fn structured_integer(t: ScalarType, rng: &mut Rng) -> u64 {
+    let bits = t.bits();
+    let r = rng.next_u64();
+    let magnitude_bits = bits - t.is_signed_integer() as u32;
+    let m = if r & 1 == 0 {
+        let len = 1 + (r >> 1) as u32 % magnitude_bits;
+        rng.next_u64() >> (64 - len)
+    } else {
+        let p = [11u32, 24, 53][((r >> 1) % 3) as usize];
+        let len = (p + 1 + ((r >> 3) & 1) as u32).min(magnitude_bits);
+        let significand = (rng.next_u64() >> (64 - len)) | 1 | (1u64 << (len - 1));
+        let room = magnitude_bits - len;
+        significand << ((r >> 8) as u32 % (room + 1))
+    };
+    if t.is_signed_integer() && (r >> 63) == 1 {
+        m.wrapping_neg()
+    } else {
+        m
+    }
 }
 
 #[derive(Clone, Copy)]
