@@ -143,8 +143,10 @@ pub fn build_with_recipe(
             )
         }
         Request::Convert(c) => {
+            let dense = layout.stride(c.src().width) == c.src().lanes();
             let block = match recipe.body {
-                Body::Vector(emit) if layout.stride(c.src().width) == c.src().lanes() => Some(emit),
+                Body::Vector(emit) if dense => Some((emit, false)),
+                Body::Lanes(emit) if dense => Some((emit, true)),
                 _ => None,
             };
             build_convert(&mut b, c, layout, static_mode, block, src, dst, vectors)
@@ -221,7 +223,7 @@ fn build_convert(
     conv: &Conversion,
     layout: Layout,
     static_mode: Rounding,
-    block: Option<EmitBlock>,
+    block: Option<(EmitBlock, bool)>,
     src: Value,
     dst: Value,
     vectors: Value,
@@ -253,7 +255,15 @@ fn build_convert(
     // Dense: every element of the buffer is a lane.
     let count = b.ins().imul_imm_u(vectors, lanes as i64);
     match block {
-        Some(emit) => vector_loop(b, &spec_of(conv, static_mode), emit, src, dst, count),
+        Some((emit, scalar_loads)) => vector_loop(
+            b,
+            &spec_of(conv, static_mode),
+            emit,
+            scalar_loads,
+            src,
+            dst,
+            count,
+        ),
         None => counted_loop(b, count, &mut |b, i| convert_at(b, i, 0, 1)),
     }
 }
@@ -287,10 +297,13 @@ pub fn elements_per_iteration(spec: &BlockSpec) -> usize {
 /// slots. The recipe is emitted once, so a kernel has no separate scalar tail to compile (it
 /// used to be about half of the code); the padding lanes of the tail pass convert zeros,
 /// which no recipe can fault on, and their results are not copied out.
+/// With `scalar_loads` (a `Body::Lanes` recipe) the block's inputs are its elements loaded one
+/// by one.
 fn vector_loop(
     b: &mut FunctionBuilder,
     spec: &BlockSpec,
     emit: EmitBlock,
+    scalar_loads: bool,
     src: Value,
     dst: Value,
     count: Value,
@@ -351,12 +364,22 @@ fn vector_loop(
     let params = b.block_params(body).to_vec();
     let (p, q, is_tail) = (params[0], params[1], params[2]);
     for u in 0..unroll {
-        let inputs: Vec<Value> = (0..k_in)
-            .map(|j| {
-                let offset = (u * per_block * sb + 16 * j) as i32;
-                b.ins().load(src_vec, flags(), p, offset)
-            })
-            .collect();
+        let inputs: Vec<Value> = if scalar_loads {
+            let elem = element_type(spec.src);
+            (0..per_block)
+                .map(|e| {
+                    let offset = ((u * per_block + e) * sb) as i32;
+                    b.ins().load(elem, flags(), p, offset)
+                })
+                .collect()
+        } else {
+            (0..k_in)
+                .map(|j| {
+                    let offset = (u * per_block * sb + 16 * j) as i32;
+                    b.ins().load(src_vec, flags(), p, offset)
+                })
+                .collect()
+        };
         let outputs = emit(b, spec, &inputs);
         debug_assert_eq!(outputs.len(), k_out);
         for (j, v) in outputs.into_iter().enumerate() {
