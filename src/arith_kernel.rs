@@ -25,7 +25,7 @@
 //! ```
 
 use crate::arith::{ArithBufferError, ArithParseError, ArithRequest, FloatType};
-use crate::jit::{Disassembly, Element, Jit, JitError};
+use crate::jit::{self, Disassembly, Element, Jit, JitError};
 use crate::lower::rounded_arith::emit;
 use crate::types::{Layout, Rounding, Width};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -36,7 +36,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig, TargetIsa};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::JITModule;
-use cranelift_module::{FuncOrDataId, Linkage, Module};
+use cranelift_module::{FuncOrDataId, Module};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard};
 
@@ -370,14 +370,6 @@ fn compile_error(request: &ArithRequest, why: String) -> JitError {
     }
 }
 
-fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "panic".into())
-}
-
 /// Compiles (or finds, by its symbol name) the kernel of a resolved request and layout in the
 /// Jit's module. The module's symbol table is the cache.
 fn entry_point(jit: &Jit, request: &ArithRequest, layout: Layout) -> Result<usize, JitError> {
@@ -402,32 +394,18 @@ fn entry_point(jit: &Jit, request: &ArithRequest, layout: Layout) -> Result<usiz
         .map_err(|_| compile_error(request, "an earlier attempt to compile it failed".into()));
     }
     let isa = &inner.isa;
-    let result = catch_unwind(AssertUnwindSafe(|| -> Result<usize, JitError> {
-        let func = build(request, layout, inner.static_mode, isa.frontend_config());
-        if inner.verify_ir.load(std::sync::atomic::Ordering::Relaxed) {
-            cranelift_codegen::verifier::verify_function(&func, isa.flags())
-                .map_err(|e| compile_error(request, e.to_string()))?;
-        }
-        let id = module
-            .declare_function(&name, Linkage::Local, &func.signature)
-            .map_err(|e| compile_error(request, e.to_string()))?;
-        let mut ctx = module.make_context();
-        ctx.func = func;
-        module
-            .define_function(id, &mut ctx)
-            .map_err(|e| compile_error(request, format!("{e:?}")))?;
-        module.clear_context(&mut ctx);
-        module
-            .finalize_definitions()
-            .map_err(|e| compile_error(request, e.to_string()))?;
-        Ok(module.get_finalized_function(id) as usize)
-    }));
-    result.unwrap_or_else(|panic| {
-        Err(compile_error(
-            request,
-            format!("Cranelift panicked: {}", panic_message(panic)),
-        ))
-    })
+    let func = catch_unwind(AssertUnwindSafe(|| {
+        build(request, layout, inner.static_mode, isa.frontend_config())
+    }))
+    .map_err(|panic| compile_error(request, jit::panic_message(&*panic)))?;
+    let verify_ir = inner.verify_ir.load(std::sync::atomic::Ordering::Relaxed);
+    let code = jit::compile_function(&**isa, func, verify_ir)
+        .map_err(|why| compile_error(request, why))?;
+    let id = jit::install_named(module, &name, &code).map_err(|why| compile_error(request, why))?;
+    module
+        .finalize_definitions()
+        .map_err(|e| compile_error(request, e.to_string()))?;
+    Ok(module.get_finalized_function(id) as usize)
 }
 
 impl Jit {
@@ -532,12 +510,7 @@ pub fn disassemble(
     let (asm, code_size) = match result {
         Ok(Ok(v)) => v,
         Ok(Err(why)) => return Err(compile_error(request, why)),
-        Err(panic) => {
-            return Err(compile_error(
-                request,
-                format!("Cranelift panicked: {}", panic_message(panic)),
-            ))
-        }
+        Err(panic) => return Err(compile_error(request, jit::panic_message(&*panic))),
     };
     Ok(Disassembly {
         clif,

@@ -590,7 +590,7 @@ pub fn shared_kernel(request: &Request, layout: Layout) -> (Request, Layout, usi
 }
 
 /// One kernel's machine code, compiled but not installed in a module.
-struct MachineCode {
+pub(crate) struct MachineCode {
     func: Function,
     bytes: Vec<u8>,
     alignment: u64,
@@ -610,18 +610,30 @@ fn compile_machine_code(
         request: request.to_string(),
         why,
     };
-    let result = catch_unwind(AssertUnwindSafe(|| -> Result<MachineCode, JitError> {
-        let func = kernel::build(request, layout, static_mode, &**isa, 0)
-            .map_err(|e| compile_error(e.to_string()))?
-            .func;
+    let built = catch_unwind(AssertUnwindSafe(|| {
+        kernel::build(request, layout, static_mode, &**isa, 0)
+    }))
+    .map_err(|panic| compile_error(panic_message(&*panic)))?
+    .map_err(|e| compile_error(e.to_string()))?;
+    compile_function(&**isa, built.func, verify_ir).map_err(compile_error)
+}
+
+/// Compiles a built kernel function to machine code for `isa` (with Cranelift's IR verifier
+/// first when `verify_ir`), without touching a module. Errors and panics come back as text.
+pub(crate) fn compile_function(
+    isa: &dyn cranelift_codegen::isa::TargetIsa,
+    func: Function,
+    verify_ir: bool,
+) -> Result<MachineCode, String> {
+    let result = catch_unwind(AssertUnwindSafe(|| -> Result<MachineCode, String> {
         if verify_ir {
-            verify_function(&func, isa.flags()).map_err(|e| compile_error(e.to_string()))?;
+            verify_function(&func, isa.flags()).map_err(|e| e.to_string())?;
         }
         let mut ctx = cranelift_codegen::Context::for_function(func);
         let mut ctrl = cranelift_codegen::control::ControlPlane::default();
         let code = ctx
-            .compile(&**isa, &mut ctrl)
-            .map_err(|e| compile_error(format!("{:?}", e.inner)))?;
+            .compile(isa, &mut ctrl)
+            .map_err(|e| format!("{:?}", e.inner))?;
         let alignment = (code.buffer.alignment as u64)
             .max(isa.function_alignment().minimum as u64)
             .max(isa.symbol_alignment());
@@ -634,24 +646,33 @@ fn compile_machine_code(
             relocs,
         })
     }));
-    result.unwrap_or_else(|panic| Err(compile_error(panic_message(&*panic))))
+    result.unwrap_or_else(|panic| Err(panic_message(&*panic)))
 }
 
-/// Declares and defines compiled code in `module` (finalizing is the caller's).
+/// Declares and defines a conversion kernel's compiled code in `module` (finalizing is the
+/// caller's).
 fn install(
     module: &mut JITModule,
     request: &Request,
     layout: Layout,
     code: &MachineCode,
 ) -> Result<cranelift_module::FuncId, JitError> {
-    let compile_error = |why: String| JitError::Compile {
+    let name = format!("{}__{}", request.mangled(), layout.name());
+    install_named(module, &name, code).map_err(|why| JitError::Compile {
         request: request.to_string(),
         why,
-    };
-    let name = format!("{}__{}", request.mangled(), layout.name());
+    })
+}
+
+/// Declares `name` in `module` and defines it as `code` (finalizing is the caller's).
+pub(crate) fn install_named(
+    module: &mut JITModule,
+    name: &str,
+    code: &MachineCode,
+) -> Result<cranelift_module::FuncId, String> {
     let id = module
-        .declare_function(&name, Linkage::Local, &code.func.signature)
-        .map_err(|e| compile_error(e.to_string()))?;
+        .declare_function(name, Linkage::Local, &code.func.signature)
+        .map_err(|e| e.to_string())?;
     let relocs: Vec<cranelift_module::ModuleReloc> = code
         .relocs
         .iter()
@@ -659,11 +680,12 @@ fn install(
         .collect();
     module
         .define_function_bytes(id, code.alignment, &code.bytes, &relocs)
-        .map_err(|e| compile_error(e.to_string()))?;
+        .map_err(|e| e.to_string())?;
     Ok(id)
 }
 
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+/// What a caught panic says, as the error text of a failed compilation.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     let why = panic
         .downcast_ref::<String>()
         .cloned()
