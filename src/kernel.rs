@@ -145,8 +145,8 @@ pub fn build_with_recipe(
         Request::Convert(c) => {
             let dense = layout.stride(c.src().width) == c.src().lanes();
             let block = match recipe.body {
-                Body::Vector(emit) if dense => Some((emit, false)),
-                Body::Lanes(emit) if dense => Some((emit, true)),
+                Body::Vector(emit) if dense => Some((emit, BlockInputs::Vectors)),
+                Body::Lanes(emit) if dense => Some((emit, BlockInputs::Elements)),
                 _ => None,
             };
             build_convert(&mut b, c, layout, static_mode, block, src, dst, vectors)
@@ -223,7 +223,7 @@ fn build_convert(
     conv: &Conversion,
     layout: Layout,
     static_mode: Rounding,
-    block: Option<(EmitBlock, bool)>,
+    block: Option<(EmitBlock, BlockInputs)>,
     src: Value,
     dst: Value,
     vectors: Value,
@@ -255,17 +255,26 @@ fn build_convert(
     // Dense: every element of the buffer is a lane.
     let count = b.ins().imul_imm_u(vectors, lanes as i64);
     match block {
-        Some((emit, scalar_loads)) => vector_loop(
+        Some((emit, inputs)) => vector_loop(
             b,
             &spec_of(conv, static_mode),
             emit,
-            scalar_loads,
+            inputs,
             src,
             dst,
             count,
         ),
         None => counted_loop(b, count, &mut |b, i| convert_at(b, i, 0, 1)),
     }
+}
+
+/// What a vector block's recipe is given: 128-bit vectors of the source (`Body::Vector`), or its
+/// elements loaded one by one (`Body::Lanes`, so that x64 can fold each load into the
+/// instruction that uses it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlockInputs {
+    Vectors,
+    Elements,
 }
 
 /// Blocks of one vector recipe per loop iteration: enough for 128 bytes of the wider side for
@@ -297,13 +306,11 @@ pub fn elements_per_iteration(spec: &BlockSpec) -> usize {
 /// slots. The recipe is emitted once, so a kernel has no separate scalar tail to compile (it
 /// used to be about half of the code); the padding lanes of the tail pass convert zeros,
 /// which no recipe can fault on, and their results are not copied out.
-/// With `scalar_loads` (a `Body::Lanes` recipe) the block's inputs are its elements loaded one
-/// by one.
 fn vector_loop(
     b: &mut FunctionBuilder,
     spec: &BlockSpec,
     emit: EmitBlock,
-    scalar_loads: bool,
+    block_inputs: BlockInputs,
     src: Value,
     dst: Value,
     count: Value,
@@ -364,7 +371,7 @@ fn vector_loop(
     let params = b.block_params(body).to_vec();
     let (p, q, is_tail) = (params[0], params[1], params[2]);
     for u in 0..unroll {
-        let inputs: Vec<Value> = if scalar_loads {
+        let inputs: Vec<Value> = if block_inputs == BlockInputs::Elements {
             let elem = element_type(spec.src);
             (0..per_block)
                 .map(|e| {
