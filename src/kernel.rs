@@ -143,10 +143,8 @@ pub fn build_with_recipe(
             )
         }
         Request::Convert(c) => {
-            let dense = layout.stride(c.src().width) == c.src().lanes();
             let block = match recipe.body {
-                Body::Vector(emit) if dense => Some((emit, BlockInputs::Vectors)),
-                Body::Lanes(emit) if dense => Some((emit, BlockInputs::Elements)),
+                Body::Vector(emit) if layout.stride(c.src().width) == c.src().lanes() => Some(emit),
                 _ => None,
             };
             build_convert(&mut b, c, layout, static_mode, block, src, dst, vectors)
@@ -223,7 +221,7 @@ fn build_convert(
     conv: &Conversion,
     layout: Layout,
     static_mode: Rounding,
-    block: Option<(EmitBlock, BlockInputs)>,
+    block: Option<EmitBlock>,
     src: Value,
     dst: Value,
     vectors: Value,
@@ -255,26 +253,9 @@ fn build_convert(
     // Dense: every element of the buffer is a lane.
     let count = b.ins().imul_imm_u(vectors, lanes as i64);
     match block {
-        Some((emit, inputs)) => vector_loop(
-            b,
-            &spec_of(conv, static_mode),
-            emit,
-            inputs,
-            src,
-            dst,
-            count,
-        ),
+        Some(emit) => vector_loop(b, &spec_of(conv, static_mode), emit, src, dst, count),
         None => counted_loop(b, count, &mut |b, i| convert_at(b, i, 0, 1)),
     }
-}
-
-/// What a vector block's recipe is given: 128-bit vectors of the source (`Body::Vector`), or its
-/// elements loaded one by one (`Body::Lanes`, so that x64 can fold each load into the
-/// instruction that uses it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum BlockInputs {
-    Vectors,
-    Elements,
 }
 
 /// Blocks of one vector recipe per loop iteration: enough for 128 bytes of the wider side for
@@ -310,7 +291,6 @@ fn vector_loop(
     b: &mut FunctionBuilder,
     spec: &BlockSpec,
     emit: EmitBlock,
-    block_inputs: BlockInputs,
     src: Value,
     dst: Value,
     count: Value,
@@ -371,22 +351,12 @@ fn vector_loop(
     let params = b.block_params(body).to_vec();
     let (p, q, is_tail) = (params[0], params[1], params[2]);
     for u in 0..unroll {
-        let inputs: Vec<Value> = if block_inputs == BlockInputs::Elements {
-            let elem = element_type(spec.src);
-            (0..per_block)
-                .map(|e| {
-                    let offset = ((u * per_block + e) * sb) as i32;
-                    b.ins().load(elem, flags(), p, offset)
-                })
-                .collect()
-        } else {
-            (0..k_in)
-                .map(|j| {
-                    let offset = (u * per_block * sb + 16 * j) as i32;
-                    b.ins().load(src_vec, flags(), p, offset)
-                })
-                .collect()
-        };
+        let inputs: Vec<Value> = (0..k_in)
+            .map(|j| {
+                let offset = (u * per_block * sb + 16 * j) as i32;
+                b.ins().load(src_vec, flags(), p, offset)
+            })
+            .collect();
         let outputs = emit(b, spec, &inputs);
         debug_assert_eq!(outputs.len(), k_out);
         for (j, v) in outputs.into_iter().enumerate() {

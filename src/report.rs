@@ -118,19 +118,6 @@ fn block_probe(
             }
             per_block
         }
-        (Request::Convert(c), Body::Lanes(emit)) if c.src().elem != c.dst().elem => {
-            let per_block = spec.block_elements();
-            let inputs: Vec<_> = (0..per_block)
-                .map(|e| {
-                    let offset = (e * spec.src.bytes()) as i32;
-                    b.ins().load(element_type(spec.src), flags, src, offset)
-                })
-                .collect();
-            for (j, v) in emit(&mut b, spec, &inputs).into_iter().enumerate() {
-                b.ins().store(flags, v, dst, (16 * j) as i32);
-            }
-            per_block
-        }
         (Request::Convert(c), _) if c.src().elem != c.dst().elem => {
             let x = b.ins().load(element_type(spec.src), flags, src, 0);
             let y = emit_element(&mut b, c, Rounding::Rte, x);

@@ -284,27 +284,6 @@ pub fn vector_native_rte(
         .collect()
 }
 
-/// Lane recipe `int_to_float.lane_converts`: long -> double in rte, one `fcvt_from_sint` per
-/// element on its own scalar load, two results joined per F64X2. x64 has no vector
-/// I64 -> F64 conversion before AVX-512DQ (which Cranelift does not emit); this is the loop LLVM
-/// writes: `cvtsi2sdq` with the load folded in, and `unpcklpd`, 1.5 cycles per two elements
-/// on the shuffle port where the split sum takes 2 on the two vector ALU ports.
-pub fn lane_converts(
-    b: &mut FunctionBuilder,
-    _spec: &crate::lower::recipes::BlockSpec,
-    lanes: &[Value],
-) -> Vec<Value> {
-    lanes
-        .chunks(2)
-        .map(|pair| {
-            let low = b.ins().fcvt_from_sint(types::F64, pair[0]);
-            let high = b.ins().fcvt_from_sint(types::F64, pair[1]);
-            let v = b.ins().scalar_to_vector(types::F64X2, low);
-            b.ins().insertlane(v, high, 1)
-        })
-        .collect()
-}
-
 /// Vector recipe `int_to_float.split_sum`: 32-bit integers to float in any mode, 64-bit
 /// integers to double or float in any mode, with no per-lane `clz` (vector code has none).
 ///

@@ -104,10 +104,6 @@ pub enum Body {
     Scalar,
     /// A 128-bit vector block (the kernel loops over blocks, the tail included).
     Vector(EmitBlock),
-    /// A vector block whose inputs are the block's elements, each loaded on its own as a
-    /// scalar (x64 folds such a load into the instruction that uses it, `cvtsi2sd`), and whose
-    /// outputs are 128-bit vectors as for `Vector`.
-    Lanes(EmitBlock),
     /// A byte copy (identity and reinterpretation), in 16-byte vectors.
     CopyVector,
     /// A byte copy in scalar loads and stores of at most 8 bytes (targets without vectors).
@@ -150,10 +146,6 @@ fn exact_int_to_float(s: &BlockSpec) -> bool {
 
 fn int32_to_float_rte(s: &BlockSpec) -> bool {
     s.src.bits() == 32 && s.dst == ScalarType::Float && s.rounding == Rounding::Rte
-}
-
-fn long_to_double_rte(s: &BlockSpec) -> bool {
-    s.src == ScalarType::Long && s.dst == ScalarType::Double && s.rounding == Rounding::Rte
 }
 
 fn split_sum_supported(s: &BlockSpec) -> bool {
@@ -238,12 +230,6 @@ pub const RECIPES: &[Recipe] = &[
         class: Some(Class::IntToFloat),
         supports: int32_to_float_rte,
         body: Body::Vector(int_to_float::vector_native_rte),
-    },
-    Recipe {
-        name: "int_to_float.lane_converts",
-        class: Some(Class::IntToFloat),
-        supports: long_to_double_rte,
-        body: Body::Lanes(int_to_float::lane_converts),
     },
     Recipe {
         name: "int_to_float.split_sum",
