@@ -583,3 +583,51 @@ fn int_specials(t: ScalarType) -> Vec<u64> {
     out.dedup();
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The structured integer inputs reach what uniform bit patterns almost never do: every bit
+    /// length of the magnitude, both signs, and values just off the float rounding ties.
+    #[test]
+    fn structured_integer_inputs_cover_every_magnitude_and_near_ties() {
+        for t in [
+            ScalarType::Long,
+            ScalarType::ULong,
+            ScalarType::Int,
+            ScalarType::UInt,
+        ] {
+            let xs = inputs(t, 20_000, 7);
+            let structured = &xs[xs.len() - 20_000..];
+            let magnitude_bits = t.bits() - t.is_signed_integer() as u32;
+            let sign_extend = |x: u64| ((x << (64 - t.bits())) as i64) >> (64 - t.bits());
+            let magnitude = |x: u64| {
+                if t.is_signed_integer() {
+                    sign_extend(x).unsigned_abs()
+                } else {
+                    x
+                }
+            };
+            for len in 1..=magnitude_bits {
+                assert!(
+                    structured
+                        .iter()
+                        .any(|&x| 64 - magnitude(x).leading_zeros() == len),
+                    "{t:?}: no structured input with a {len}-bit magnitude"
+                );
+            }
+            if t.is_signed_integer() {
+                assert!(structured.iter().any(|&x| sign_extend(x) < 0));
+            }
+            // A float near-tie: exactly 26 significant bits (24 + 2), ending in 1.
+            let near_tie = |m: u64| {
+                let m = m >> m.trailing_zeros().min(63);
+                m != 0 && 64 - m.leading_zeros() == 26
+            };
+            if magnitude_bits > 26 {
+                assert!(structured.iter().any(|&x| near_tie(magnitude(x))), "{t:?}");
+            }
+        }
+    }
+}
