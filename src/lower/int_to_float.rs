@@ -16,6 +16,9 @@
 //!    exponent boundaries correctly (2^24 - 1 rounds up to 2^24).
 //! 4. Negate for a negative source. Zero converts to +0.0.
 //!
+//! 64-bit sources skip the conversion instruction (x64's u64 -> float is a branchy sequence) and
+//! build the result's bits from `clz` and shifts instead: [`directed_from_magnitude_bits`].
+//!
 //! Hard inputs: 2^24+1, 2^53+1, INT_MAX, UINT_MAX, LONG_MAX, ULONG_MAX, LONG_MIN, 0.
 //!
 //! half: the magnitude goes to float rounded to odd (the truncation with its lowest bit set when
@@ -113,7 +116,7 @@ fn directed_from_magnitude_bits(
     let bits = match negative {
         Some(neg) => {
             let sign = b.ins().uextend(types::I64, neg);
-            let sign = b.ins().ishl_imm_u(sign, 63 - (64 - fty.bits() as i64));
+            let sign = b.ins().ishl_imm_u(sign, fty.bits() as i64 - 1);
             b.ins().bor(bits, sign)
         }
         None => bits,
