@@ -186,6 +186,19 @@ pub enum InterpError {
         /// Its length.
         bytes: usize,
     },
+    /// A kernel with a tail pass ([`crate::kernel::Built::granule`] above 1) was given buffers
+    /// that are not whole vectors.
+    #[error("a kernel with a granule of {granule} vectors needs buffers of {vectors} whole vectors, got {src} source and {dst} destination bytes")]
+    PartialVectors {
+        /// The kernel's granule.
+        granule: usize,
+        /// The vector count.
+        vectors: usize,
+        /// Source bytes.
+        src: usize,
+        /// Destination bytes.
+        dst: usize,
+    },
     /// The interpreter cannot run an instruction (it panicked, typically `unimplemented!`, or it
     /// cannot step on these value types). Not a verdict on the kernel.
     #[error("the interpreter cannot run {what}")]
@@ -295,7 +308,10 @@ pub fn step_limit(src_bytes: usize, dst_bytes: usize) -> u64 {
 
 /// Runs the batch kernel `func` (`fn(src, dst, vectors)` as [`kernel::build`] makes it) in
 /// Cranelift's interpreter on `vectors` vectors of `src`, writing `dst`, with the default
-/// [`step_limit`].
+/// [`step_limit`]. `granule` is the kernel's [`kernel::Built::granule`]: the whole granules
+/// go through one call on the buffers, the rest through a second call on zero-padded copies,
+/// as the JIT calls the machine code ([`kernel::run_in_granules`]); then both buffers must be
+/// whole vectors.
 ///
 /// The kernel sees fake addresses ([`SRC_BASE`], [`DST_BASE`]); every access is bounds-checked
 /// against the slices, so a wrong kernel gives an error, never undefined behaviour. `vectors` is
@@ -306,43 +322,73 @@ pub fn step_limit(src_bytes: usize, dst_bytes: usize) -> u64 {
 /// use cranelift_codegen::settings;
 /// let isa = cranelift_native::builder().unwrap().finish(settings::Flags::new(settings::builder())).unwrap();
 /// let r = Request::parse("convert_uchar4_sat_rte(float4)", Extensions::default()).unwrap();
-/// let func = kernel::build(&r, Layout::Packed, Rounding::Rte, &*isa, 0).unwrap().func;
+/// let built = kernel::build(&r, Layout::Packed, Rounding::Rte, &*isa, 0).unwrap();
 /// let src: Vec<u8> = [-5.0f32, 254.5, 254.6, 1.2e9].iter().flat_map(|x| x.to_le_bytes()).collect();
 /// let mut dst = [0u8; 4];
-/// interp::run_kernel(&func, &src, &mut dst, 1).unwrap();
+/// interp::run_kernel(&built.func, built.granule, &src, &mut dst, 1).unwrap();
 /// assert_eq!(dst, [0, 254, 255, 255]);
 ///
 /// // Claiming two vectors reads past the 16-byte source: an error, not a wild read.
-/// let e = interp::run_kernel(&func, &src, &mut dst, 2).unwrap_err();
+/// let e = interp::run_kernel(&built.func, 1, &src, &mut dst, 8).unwrap_err();
 /// assert!(matches!(e, interp::InterpError::OutOfBounds { .. }), "{e}");
 /// ```
 pub fn run_kernel(
     func: &Function,
+    granule: usize,
     src: &[u8],
     dst: &mut [u8],
     vectors: usize,
 ) -> Result<(), InterpError> {
     let limit = step_limit(src.len(), dst.len());
-    run_kernel_with_limit(func, src, dst, vectors, limit).map(|_| ())
+    run_kernel_with_limit(func, granule, src, dst, vectors, limit).map(|_| ())
 }
 
-/// [`run_kernel`] with an explicit instruction limit; returns the number of IR instructions
-/// executed.
+/// [`run_kernel`] with an explicit instruction limit (for both calls together); returns the
+/// number of IR instructions executed.
 ///
 /// ```
 /// use clconv::{interp, kernel, Extensions, Layout, Request, Rounding};
 /// use cranelift_codegen::settings;
 /// let isa = cranelift_native::builder().unwrap().finish(settings::Flags::new(settings::builder())).unwrap();
 /// let r = Request::parse("convert_int(short)", Extensions::default()).unwrap();
-/// let func = kernel::build(&r, Layout::Packed, Rounding::Rte, &*isa, 0).unwrap().func;
+/// let built = kernel::build(&r, Layout::Packed, Rounding::Rte, &*isa, 0).unwrap();
 /// let src = (-2i16).to_le_bytes();
 /// let mut dst = [0u8; 4];
-/// let steps = interp::run_kernel_with_limit(&func, &src, &mut dst, 1, 1000).unwrap();
+/// let steps = interp::run_kernel_with_limit(&built.func, built.granule, &src, &mut dst, 1, 1000).unwrap();
 /// assert_eq!(i32::from_le_bytes(dst), -2);
 /// assert!(steps > 5);
-/// assert!(interp::run_kernel_with_limit(&func, &src, &mut dst, 1, 3).is_err());
+/// assert!(interp::run_kernel_with_limit(&built.func, built.granule, &src, &mut dst, 1, 3).is_err());
 /// ```
 pub fn run_kernel_with_limit(
+    func: &Function,
+    granule: usize,
+    src: &[u8],
+    dst: &mut [u8],
+    vectors: usize,
+    limit: u64,
+) -> Result<u64, InterpError> {
+    if granule <= 1 || vectors.is_multiple_of(granule) {
+        return run_once(func, src, dst, vectors, limit);
+    }
+    if !(src.len().is_multiple_of(vectors) && dst.len().is_multiple_of(vectors)) {
+        return Err(InterpError::PartialVectors {
+            granule,
+            vectors,
+            src: src.len(),
+            dst: dst.len(),
+        });
+    }
+    let (src_per, dst_per) = (src.len() / vectors, dst.len() / vectors);
+    let mut steps = 0;
+    kernel::run_in_granules(granule, src_per, dst_per, src, dst, vectors, |s, d, n| {
+        steps += run_once(func, s, d, n, limit.saturating_sub(steps))?;
+        Ok::<(), InterpError>(())
+    })?;
+    Ok(steps)
+}
+
+/// One call of `func` on the buffers.
+fn run_once(
     func: &Function,
     src: &[u8],
     dst: &mut [u8],
@@ -969,7 +1015,7 @@ pub fn check_request_on(
         if outcome.recipe.is_empty() {
             outcome.recipe = built.row.recipe.name.to_string();
         }
-        match check_function(request, layout, &built.func, &elements) {
+        match check_function(request, layout, &built.func, built.granule, &elements) {
             Ok(o) => merge(&mut outcome, o),
             Err(InterpError::Unsupported { what }) => {
                 outcome
@@ -1009,19 +1055,20 @@ fn merge(into: &mut InterpOutcome, o: InterpOutcome) {
 /// use cranelift_codegen::settings;
 /// let isa = cranelift_native::builder().unwrap().finish(settings::Flags::new(settings::builder())).unwrap();
 /// let r = Request::parse("convert_int(float)", Extensions::default()).unwrap();
-/// let f = kernel::build(&r, Layout::Packed, Rounding::Rte, &*isa, 0).unwrap().func;
-/// let o = interp::check_function(&r, Layout::Packed, &f, &[0x3fc0_0000, 0x7fc0_0000]).unwrap();
+/// let b = kernel::build(&r, Layout::Packed, Rounding::Rte, &*isa, 0).unwrap();
+/// let o = interp::check_function(&r, Layout::Packed, &b.func, b.granule, &[0x3fc0_0000, 0x7fc0_0000]).unwrap();
 /// assert_eq!((o.elements, o.mismatch_count), (3, 0)); // 0 + 1 + 2 elements
 ///
 /// // The kernel of another request is caught.
 /// let other = Request::parse("convert_int_rte(float)", Extensions::default()).unwrap();
-/// let o = interp::check_function(&other, Layout::Packed, &f, &[0x3fc0_0000]).unwrap();
+/// let o = interp::check_function(&other, Layout::Packed, &b.func, b.granule, &[0x3fc0_0000]).unwrap();
 /// assert_eq!(o.mismatch_count, 1); // 1.5f: 1 (rtz) where rte gives 2
 /// ```
 pub fn check_function(
     request: &Request,
     layout: Layout,
     func: &Function,
+    granule: usize,
     elements: &[u64],
 ) -> Result<InterpOutcome, InterpError> {
     let src_t = request.src();
@@ -1067,7 +1114,7 @@ pub fn check_function(
         // Pre-filled with a pattern, so an element the kernel forgets to write shows up.
         let mut got = vec![0xa5u8; n * dst_per];
         let limit = step_limit(src_part.len(), got.len());
-        outcome.instructions += run_kernel_with_limit(func, src_part, &mut got, n, limit)?;
+        outcome.instructions += run_kernel_with_limit(func, granule, src_part, &mut got, n, limit)?;
         outcome.elements += n * lanes;
         if got != want_part {
             let keep = check::Checker::MAX_REPORTED - outcome.mismatches.len();

@@ -140,9 +140,13 @@ pub struct Disassembly {
 
 type KernelFn = extern "C" fn(*const u8, *mut u8, i64);
 
-/// A compiled kernel's entry point. Only ever created from code the [`JitInner`] owns.
+/// A compiled kernel's entry point and its granule ([`kernel::Built::granule`]). Only ever
+/// created from code the [`JitInner`] owns.
 #[derive(Clone, Copy, Debug)]
-struct EntryPoint(usize);
+struct EntryPoint {
+    addr: usize,
+    granule: usize,
+}
 
 pub(crate) struct JitInner {
     pub(crate) isa: OwnedTargetIsa,
@@ -352,8 +356,11 @@ impl Jit {
             })?;
         {
             let mut cache = lock(&self.inner.cache);
-            for ((request, _), id) in pieces.iter().zip(ids) {
-                let entry = EntryPoint(module.get_finalized_function(id) as usize);
+            for ((request, code), id) in pieces.iter().zip(ids) {
+                let entry = EntryPoint {
+                    addr: module.get_finalized_function(id) as usize,
+                    granule: code.granule,
+                };
                 cache.insert((**request, layout), entry);
             }
         }
@@ -551,7 +558,10 @@ fn compile_into(
             request: request.to_string(),
             why: e.to_string(),
         })?;
-    Ok(EntryPoint(module.get_finalized_function(id) as usize))
+    Ok(EntryPoint {
+        addr: module.get_finalized_function(id) as usize,
+        granule: code.granule,
+    })
 }
 
 /// The kernel that runs `request` on buffers of `layout`: its request, its layout, and how many
@@ -595,6 +605,8 @@ pub(crate) struct MachineCode {
     bytes: Vec<u8>,
     alignment: u64,
     relocs: Vec<cranelift_codegen::FinalizedMachReloc>,
+    /// See [`kernel::Built::granule`].
+    granule: usize,
 }
 
 /// Builds and compiles `request`'s kernel without touching a module (so that it can run on any
@@ -615,7 +627,9 @@ fn compile_machine_code(
     }))
     .map_err(|panic| compile_error(panic_message(&*panic)))?
     .map_err(|e| compile_error(e.to_string()))?;
-    compile_function(&**isa, built.func, verify_ir).map_err(compile_error)
+    let mut code = compile_function(&**isa, built.func, verify_ir).map_err(compile_error)?;
+    code.granule = built.granule;
+    Ok(code)
 }
 
 /// Compiles a built kernel function to machine code for `isa` (with Cranelift's IR verifier
@@ -644,6 +658,7 @@ pub(crate) fn compile_function(
             bytes,
             alignment,
             relocs,
+            granule: 1,
         })
     }));
     result.unwrap_or_else(|panic| Err(panic_message(&*panic)))
@@ -739,16 +754,19 @@ impl Kernel {
             request.dst().elem,
             &request,
         )?;
-        let src_len = std::mem::size_of_val(src);
-        let dst_len = std::mem::size_of_val(dst);
-        self.call(
-            &request,
-            layout,
-            src.as_ptr().cast(),
-            src_len,
-            dst.as_mut_ptr().cast(),
-            dst_len,
-        )
+        // SAFETY: `Element` is sealed and implemented only for integers, floats and `Half`
+        // (`repr(transparent)` over u16): no padding, and every byte pattern is a valid value,
+        // so their memory may be viewed, and written, as bytes of the same length.
+        let (src, dst) = unsafe {
+            (
+                std::slice::from_raw_parts(src.as_ptr().cast::<u8>(), std::mem::size_of_val(src)),
+                std::slice::from_raw_parts_mut(
+                    dst.as_mut_ptr().cast::<u8>(),
+                    std::mem::size_of_val(dst),
+                ),
+            )
+        };
+        self.call(&request, layout, src, dst)
     }
 
     /// Converts raw little-endian bytes. Any alignment is fine.
@@ -761,28 +779,19 @@ impl Kernel {
                 })
             }
         };
-        self.call(
-            &request,
-            layout,
-            src.as_ptr(),
-            src.len(),
-            dst.as_mut_ptr(),
-            dst.len(),
-        )
+        self.call(&request, layout, src, dst)
     }
 
     fn call(
         &self,
         request: &Request,
         layout: Layout,
-        src: *const u8,
-        src_len: usize,
-        dst: *mut u8,
-        dst_len: usize,
+        src: &[u8],
+        dst: &mut [u8],
     ) -> Result<(), JitError> {
-        let vectors = buffer::vector_count(request, layout, src_len, dst_len)?;
+        let vectors = buffer::vector_count(request, layout, src.len(), dst.len())?;
         // The shared kernel counts in its own vectors (elements, for a conversion's).
-        let units = shared_kernel(request, layout).2 as i64;
+        let units = shared_kernel(request, layout).2;
         let entry = match self.what {
             What::Fixed(_, e) if layout == Layout::Packed => e,
             _ => self.jit.entry_point(request, layout)?,
@@ -790,42 +799,54 @@ impl Kernel {
         if vectors == 0 {
             return Ok(());
         }
+        let (src_per, dst_per) = (src.len() / vectors, dst.len() / vectors);
+        let (src_unit, dst_unit) = (src_per / units, dst_per / units);
         // SAFETY: `entry` points at a function this Jit compiled from `kernel::build`, whose
         // signature is (src, dst, vectors) with the SystemV ABI of `KernelFn`; the module stays
-        // alive while `self.jit` holds its Arc. `vector_count` proved that `vectors` vectors of
-        // the request fit exactly in both buffers; they are `vectors * units` vectors of the
-        // kernel's own request (`shared_kernel`), and the kernel touches only those bytes.
-        // `src` and `dst` come from a shared and an exclusive borrow, so they cannot overlap.
-        let f: KernelFn = unsafe { std::mem::transmute::<usize, KernelFn>(entry.0) };
-        let threads = self.jit.threads_for(src_len).min(vectors);
+        // alive while `self.jit` holds its Arc.
+        let f: KernelFn = unsafe { std::mem::transmute::<usize, KernelFn>(entry.addr) };
+        let run = |s: &[u8], d: &mut [u8], n: usize| -> Result<(), JitError> {
+            // `run_in_granules` hands over slices of at least `n` kernel vectors each (checked
+            // here, so a slip there is an error, not a wild write); the kernel converts `n`
+            // rounded down to whole granules and touches no byte beyond them.
+            // `s` and `d` come from a shared and an exclusive borrow, so they cannot overlap.
+            if s.len() < n * src_unit || d.len() < n * dst_unit {
+                return Err(JitError::Compile {
+                    request: request.to_string(),
+                    why: "internal error: a kernel call on a short buffer".into(),
+                });
+            }
+            f(s.as_ptr(), d.as_mut_ptr(), n as i64);
+            Ok(())
+        };
+        let run_part = |s: &[u8], d: &mut [u8], vectors: usize| {
+            kernel::run_in_granules(
+                entry.granule,
+                src_unit,
+                dst_unit,
+                s,
+                d,
+                vectors * units,
+                run,
+            )
+        };
+        let threads = self.jit.threads_for(src.len()).min(vectors);
         if threads <= 1 {
-            f(src, dst, vectors as i64 * units);
-            return Ok(());
+            return run_part(src, dst, vectors);
         }
         // Split the vectors into `threads` contiguous runs: each thread reads its own part of
         // `src` and writes its own, disjoint part of `dst`.
-        let src_per = src_len / vectors;
-        let dst_per = dst_len / vectors;
         let per_thread = vectors.div_ceil(threads);
-        let (src_addr, dst_addr) = (src as usize, dst as usize);
         std::thread::scope(|scope| {
-            for t in 0..threads {
-                let start = t * per_thread;
-                let count = per_thread.min(vectors.saturating_sub(start));
-                if count == 0 {
-                    continue;
-                }
-                scope.spawn(move || {
-                    // Raw pointers are not Send; the addresses are, and they point into the
-                    // buffers borrowed for the whole scope (see the SAFETY note above: the runs
-                    // [start, start + count) are in bounds and disjoint in `dst`).
-                    let s = (src_addr + start * src_per) as *const u8;
-                    let d = (dst_addr + start * dst_per) as *mut u8;
-                    f(s, d, count as i64 * units);
-                });
-            }
-        });
-        Ok(())
+            let workers: Vec<_> = src
+                .chunks(per_thread * src_per)
+                .zip(dst.chunks_mut(per_thread * dst_per))
+                .map(|(s, d)| scope.spawn(move || run_part(s, d, s.len() / src_per)))
+                .collect();
+            workers
+                .into_iter()
+                .try_for_each(|w| w.join().expect("kernel calls do not panic"))
+        })
     }
 }
 

@@ -346,11 +346,9 @@ fn agree(name: &str, layout: Layout, src: &[u8], expected: &[u8]) {
     assert_eq!(got, expected, "JIT: {name} [{}]", layout.name());
 
     let isa = jit::host_isa(X64Flags::Host).unwrap();
-    let func = kernel::build(&r, layout, Rounding::Rte, &*isa, 0)
-        .unwrap()
-        .func;
+    let built = kernel::build(&r, layout, Rounding::Rte, &*isa, 0).unwrap();
     let mut got = vec![0xa5u8; expected.len()];
-    interp::run_kernel(&func, src, &mut got, vectors).unwrap();
+    interp::run_kernel(&built.func, built.granule, src, &mut got, vectors).unwrap();
     assert_eq!(got, expected, "interpreter: {name} [{}]", layout.name());
 
     let mut got = vec![0xa5u8; expected.len()];
@@ -533,10 +531,9 @@ fn a_wrong_kernel_is_reported() {
     let elements = interp::sample_inputs(ScalarType::Float, 64, SEED);
     // Control: the real kernel passes.
     let isa = jit::host_isa(X64Flags::Host).unwrap();
-    let real = kernel::build(&r, Layout::Packed, Rounding::Rte, &*isa, 0)
-        .unwrap()
-        .func;
-    let o = interp::check_function(&r, Layout::Packed, &real, &elements).unwrap();
+    let built = kernel::build(&r, Layout::Packed, Rounding::Rte, &*isa, 0).unwrap();
+    let (real, granule) = (built.func, built.granule);
+    let o = interp::check_function(&r, Layout::Packed, &real, granule, &elements).unwrap();
     assert!(o.passed() && o.elements > 64, "{o:?}");
 
     // Stores the constant 7 into every element.
@@ -545,7 +542,7 @@ fn a_wrong_kernel_is_reported() {
         let at = b.ins().iadd(dst, i);
         b.ins().store(flags(), seven, at, 0);
     });
-    let o = interp::check_function(&r, Layout::Packed, &constant, &elements).unwrap();
+    let o = interp::check_function(&r, Layout::Packed, &constant, 1, &elements).unwrap();
     assert!(!o.passed());
     // Every element whose correct result is not 7 mismatches, at every length the check runs
     // (scalar: 0, 1, 2, 3, 15, 16, 17, 31, 32, 33 and all elements).
@@ -567,7 +564,7 @@ fn a_wrong_kernel_is_reported() {
     // The same through the request-level API would build the right kernel, so the check can
     // only fail through check_function; the JIT-built kernel of a different request also fails.
     let other = Request::parse("convert_uchar_sat_rte(float)", Extensions::default()).unwrap();
-    let o = interp::check_function(&other, Layout::Packed, &real, &elements).unwrap();
+    let o = interp::check_function(&other, Layout::Packed, &real, granule, &elements).unwrap();
     assert!(
         o.mismatch_count > 0,
         "rtz and rte kernels must differ on the ties"
@@ -592,7 +589,7 @@ fn unsafe_kernels_are_stopped() {
         let at = b.ins().iadd(dst, i);
         b.ins().store(flags(), one, at, 1);
     });
-    let e = interp::run_kernel(&past, &src, &mut dst, 16).unwrap_err();
+    let e = interp::run_kernel(&past, 1, &src, &mut dst, 16).unwrap_err();
     match &e {
         InterpError::OutOfBounds {
             access,
@@ -616,7 +613,7 @@ fn unsafe_kernels_are_stopped() {
         let at = b.ins().iadd(src, i);
         b.ins().store(flags(), one, at, 0);
     });
-    let e = interp::run_kernel(&into_src, &src, &mut dst, 1).unwrap_err();
+    let e = interp::run_kernel(&into_src, 1, &src, &mut dst, 1).unwrap_err();
     assert!(e.to_string().contains("read-only source"), "{e}");
 
     // A wild load (a host-looking pointer).
@@ -626,7 +623,7 @@ fn unsafe_kernels_are_stopped() {
         let at = b.ins().iadd(dst, i);
         b.ins().store(flags(), v, at, 0);
     });
-    let e = interp::run_kernel(&wild, &src, &mut dst, 1).unwrap_err();
+    let e = interp::run_kernel(&wild, 1, &src, &mut dst, 1).unwrap_err();
     assert!(
         matches!(
             e,
@@ -642,7 +639,7 @@ fn unsafe_kernels_are_stopped() {
     let spin = hand_kernel(|b, _src, _dst, _i| {
         b.ins().nop();
     });
-    let e = interp::run_kernel(&spin, &src, &mut dst, usize::MAX >> 1).unwrap_err();
+    let e = interp::run_kernel(&spin, 1, &src, &mut dst, usize::MAX >> 1).unwrap_err();
     assert_eq!(
         e,
         InterpError::StepLimit {
@@ -654,7 +651,7 @@ fn unsafe_kernels_are_stopped() {
     let mut f = spin.clone();
     f.signature.params.pop();
     assert!(matches!(
-        interp::run_kernel(&f, &src, &mut dst, 1),
+        interp::run_kernel(&f, 1, &src, &mut dst, 1),
         Err(InterpError::Signature { .. })
     ));
 }
@@ -673,7 +670,7 @@ fn what_the_interpreter_cannot_run_is_reported_not_propagated() {
     });
     let src = 0x3c00u16.to_le_bytes();
     let mut dst = [0u8; 4];
-    match interp::run_kernel(&f16, &src, &mut dst, 1) {
+    match interp::run_kernel(&f16, 1, &src, &mut dst, 1) {
         Err(InterpError::Unsupported { what }) => assert!(what.contains("fpromote"), "{what}"),
         other => panic!("expected Unsupported, got {other:?}"),
     }
@@ -701,7 +698,8 @@ fn throughput() {
         let mut dst = vec![0u8; n * buffer::bytes_per_vector(r.dst(), Layout::Packed)];
         let t = Instant::now();
         let steps =
-            interp::run_kernel_with_limit(&built.func, &src, &mut dst, n, u64::MAX).unwrap();
+            interp::run_kernel_with_limit(&built.func, built.granule, &src, &mut dst, n, u64::MAX)
+                .unwrap();
         let d = t.elapsed();
         let entry = by.entry(built.row.recipe.name).or_default();
         entry.0 += steps;

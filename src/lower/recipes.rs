@@ -5,8 +5,8 @@
 //! A vector recipe converts one block: `16 / min(source bytes, destination bytes)` elements,
 //! loaded as 128-bit vectors of the source's lanes and stored as vectors of the destination's
 //! (float -> uchar: four F32X4 in, one I8X16 out). The kernel runs a few blocks per loop
-//! iteration and the last, partial iteration through the same code on zero-padded copies
-//! (`kernel::elements_per_iteration`). `scalar` is the per-element loop alone, which every
+//! iteration, and its caller the last, partial iteration through the same code once more on
+//! zero-padded copies (`kernel::elements_per_iteration`, `kernel::run_in_granules`). `scalar` is the per-element loop alone, which every
 //! target can run.
 
 use crate::lower::{float_to_float, float_to_int, half, int_to_float, int_to_int};
