@@ -67,7 +67,7 @@
 //! ```
 
 use crate::check::{self, Rng};
-use crate::jit::{Jit, JitError, Kernel, Threads, X64Flags};
+use crate::jit::{Jit, JitError, Kernel, Threads, Tier, Tiering, X64Flags};
 use crate::reference::ElementConverter;
 use crate::request::{Conversion, Request};
 use crate::types::{Extensions, Layout, Rounding, ScalarType, Width};
@@ -727,6 +727,8 @@ pub struct RunResult {
     pub run: Run,
     /// The x86-64 flag set the kernel was compiled for.
     pub flags: X64Flags,
+    /// The JIT tier whose code ran.
+    pub tier: Tier,
     /// Distinct inputs converted.
     pub inputs: u64,
     /// Elements whose bits differ from the reference's (padding slots included).
@@ -764,7 +766,7 @@ impl fmt::Display for RunResult {
             "{}\t{}\t{}\t{} inputs\t{} mismatches\t{} corrections\t{} reference-checked\t{:.1} s",
             if self.passed() { "PASS" } else { "FAIL" },
             self.run,
-            self.flags.name(),
+            flags_label(self.flags, self.tier),
             self.inputs,
             self.mismatches,
             self.corrections,
@@ -853,6 +855,8 @@ pub struct Options {
     pub filter: String,
     /// The x86-64 flag set to compile for.
     pub flags: X64Flags,
+    /// Which tier's code to check (a JIT that compiles only that tier).
+    pub tier: Tier,
     /// Only the first N inputs of each run (a trial); `None`: all of them.
     pub inputs: Option<u64>,
     /// Seed of the reference sample.
@@ -873,6 +877,7 @@ impl Default for Options {
         Options {
             filter: String::new(),
             flags: X64Flags::Host,
+            tier: Tier::Optimised,
             inputs: None,
             seed: 1,
             reference_all: false,
@@ -920,13 +925,22 @@ fn read_state(path: &PathBuf) -> Result<Done, ExhaustiveError> {
     Ok(done)
 }
 
-fn state_key(run: &Run, flags: X64Flags, inputs: u64) -> (String, String, String, u64) {
+fn state_key(run: &Run, flags: X64Flags, tier: Tier, inputs: u64) -> (String, String, String, u64) {
     (
         run.request.to_string(),
         run.layout.name().to_string(),
-        flags.name().to_string(),
+        flags_label(flags, tier),
         inputs,
     )
+}
+
+/// The flags column of a result line: the flag set, with `/quick` for the quick tier (so the
+/// optimised tier's lines read as before tiering).
+fn flags_label(flags: X64Flags, tier: Tier) -> String {
+    match tier {
+        Tier::Optimised => flags.name().to_string(),
+        Tier::Quick => format!("{}/quick", flags.name()),
+    }
 }
 
 /// Runs every selected run over all its inputs (or `options.inputs`), calling `report` with each
@@ -947,6 +961,10 @@ pub fn run(
         None => Done::new(),
     };
     let jit = Jit::with_options(options.flags, Extensions::with_fp16(), Rounding::Rte)?;
+    jit.set_tiering(match options.tier {
+        Tier::Optimised => Tiering::OptimisedOnly,
+        Tier::Quick => Tiering::QuickOnly,
+    });
     // Parallelism comes from the chunks: each kernel call stays on its thread.
     jit.set_threads(Threads::Exactly(1));
     let threads = match options.threads {
@@ -968,7 +986,7 @@ pub fn run(
             let runs: Vec<Run> = g
                 .runs
                 .iter()
-                .filter(|r| !done.contains(&state_key(r, options.flags, n)))
+                .filter(|r| !done.contains(&state_key(r, options.flags, options.tier, n)))
                 .copied()
                 .collect();
             summary.skipped += g.runs.len() - runs.len();
@@ -1027,6 +1045,7 @@ pub fn run(
                 same_code_as,
                 run: *run,
                 flags: options.flags,
+                tier: options.tier,
                 inputs: inputs_of(group),
                 mismatches: stats.mismatches,
                 corrections: stats.corrections,

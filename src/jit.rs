@@ -20,6 +20,11 @@
 //! Compiled code lives as long as the [`Jit`] or any [`Kernel`] from it: it is freed when the
 //! last of them is dropped. `Jit` and `Kernel` are `Send + Sync`; compilation is serialised on
 //! one lock, runs are not.
+//!
+//! Compiling is tiered by default ([`Tiering`]): [`Jit::compile`] returns a kernel on quick code
+//! (Cranelift without optimisation passes, a third of the compile time) and a background
+//! thread compiles the optimised kernel and swaps it in; every run uses the best code ready
+//! when it starts. Both tiers implement the same recipe and are checked the same way.
 
 use crate::buffer::{self, BufferError};
 use crate::kernel;
@@ -33,7 +38,10 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock, Weak};
+
+pub use crate::kernel::Tier;
 
 /// Why compiling or running a kernel failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -148,12 +156,72 @@ struct EntryPoint {
     granule: usize,
 }
 
+/// The code a cache entry runs now: the quick tier's until the background thread swaps in the
+/// optimised tier's (same granule, so a run may start on either).
+#[derive(Debug)]
+struct Slot {
+    addr: AtomicUsize,
+    tier: AtomicU8,
+    granule: usize,
+}
+
+impl Slot {
+    fn new(entry: EntryPoint, tier: Tier) -> Arc<Slot> {
+        Arc::new(Slot {
+            addr: AtomicUsize::new(entry.addr),
+            tier: AtomicU8::new(tier as u8),
+            granule: entry.granule,
+        })
+    }
+
+    fn entry(&self) -> EntryPoint {
+        EntryPoint {
+            // Acquire: pairs with the Release store of `upgrade`, after the code was finalized.
+            addr: self.addr.load(Ordering::Acquire),
+            granule: self.granule,
+        }
+    }
+
+    fn tier(&self) -> Tier {
+        if self.tier.load(Ordering::Relaxed) == Tier::Optimised as u8 {
+            Tier::Optimised
+        } else {
+            Tier::Quick
+        }
+    }
+
+    fn upgrade(&self, entry: EntryPoint) {
+        debug_assert_eq!(entry.granule, self.granule);
+        self.addr.store(entry.addr, Ordering::Release);
+        self.tier.store(Tier::Optimised as u8, Ordering::Relaxed);
+    }
+}
+
+/// Which code [`Jit::compile`] gives a kernel (see [`Jit::set_tiering`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tiering {
+    /// The quick tier at once, the optimised tier compiled on a background thread and swapped
+    /// in when ready (the default): compiling costs what the quick tier does, and runs after
+    /// the first few hundred microseconds get the optimised code.
+    Tiered,
+    /// The optimised tier only: compiling waits for it.
+    OptimisedOnly,
+    /// The quick tier only, never upgraded: for checking the quick tier's code.
+    QuickOnly,
+}
+
 pub(crate) struct JitInner {
     pub(crate) isa: OwnedTargetIsa,
+    quick_isa: OwnedTargetIsa,
     ext: Extensions,
     pub(crate) static_mode: Rounding,
     pub(crate) module: Mutex<Option<JITModule>>,
-    cache: Mutex<HashMap<(Request, Layout), EntryPoint>>,
+    cache: Mutex<HashMap<(Request, Layout), Arc<Slot>>>,
+    /// 0: [`Tiering::Tiered`], 1: optimised only, 2: quick only.
+    tiering: AtomicU8,
+    /// Background compiles of this JIT's optimised tier not finished yet.
+    pending: Mutex<usize>,
+    tier_up_done: Condvar,
     /// 0: [`Threads::Auto`]; n: exactly n.
     threads: std::sync::atomic::AtomicUsize,
     /// Run Cranelift's IR verifier on every kernel before compiling it.
@@ -197,16 +265,24 @@ impl Jit {
         static_mode: Rounding,
     ) -> Result<Jit, JitError> {
         let isa = host_isa(flags)?;
+        let quick_isa = flags
+            .target()
+            .quick_isa()
+            .map_err(|e| JitError::Isa(e.to_string()))?;
         let mut builder = JITBuilder::with_isa(isa.clone(), default_libcall_names());
         builder.symbols(libcalls::symbols());
         let module = JITModule::new(builder);
         Ok(Jit {
             inner: Arc::new(JitInner {
                 isa,
+                quick_isa,
                 ext,
                 static_mode,
                 module: Mutex::new(Some(module)),
                 cache: Mutex::new(HashMap::new()),
+                tiering: AtomicU8::new(0),
+                pending: Mutex::new(0),
+                tier_up_done: Condvar::new(),
                 threads: std::sync::atomic::AtomicUsize::new(0),
                 verify_ir: std::sync::atomic::AtomicBool::new(false),
             }),
@@ -237,35 +313,111 @@ impl Jit {
 
     /// Compiles one request (packed layout now; the aligned one on first use).
     pub fn compile_request(&self, request: &Request) -> Result<Kernel, JitError> {
-        let entry = self.entry_point(request, Layout::Packed)?;
+        let slot = self.slot(request, Layout::Packed)?;
         Ok(Kernel {
             jit: self.clone(),
-            what: What::Fixed(*request, entry),
+            what: What::Fixed(*request, slot),
         })
     }
 
+    /// Sets which code this JIT's compiles give their kernels from now on (all clones share
+    /// it); kernels already compiled keep theirs.
+    ///
+    /// ```
+    /// use clconv::jit::{Jit, Tier, Tiering};
+    /// let jit = Jit::new().unwrap();
+    /// jit.set_tiering(Tiering::OptimisedOnly);
+    /// let k = jit.compile("convert_int4_sat_rte(float4)").unwrap();
+    /// assert_eq!(k.tier(), Some(Tier::Optimised));
+    /// ```
+    pub fn set_tiering(&self, tiering: Tiering) {
+        let v = match tiering {
+            Tiering::Tiered => 0,
+            Tiering::OptimisedOnly => 1,
+            Tiering::QuickOnly => 2,
+        };
+        self.inner.tiering.store(v, Ordering::Relaxed);
+    }
+
+    /// This JIT's [`Tiering`].
+    pub fn tiering(&self) -> Tiering {
+        match self.inner.tiering.load(Ordering::Relaxed) {
+            1 => Tiering::OptimisedOnly,
+            2 => Tiering::QuickOnly,
+            _ => Tiering::Tiered,
+        }
+    }
+
+    /// Waits until every optimised kernel this JIT has queued for the background thread is
+    /// swapped in (or failed to compile, which leaves the quick one: it is correct, only
+    /// slower). For benchmarks, and for callers who want the optimised code before a run.
+    ///
+    /// ```
+    /// use clconv::jit::{Jit, Tier};
+    /// let jit = Jit::new().unwrap(); // tiered
+    /// let k = jit.compile("convert_float4_rtp(int4)").unwrap();
+    /// jit.finish_tier_up();
+    /// assert_eq!(k.tier(), Some(Tier::Optimised));
+    /// ```
+    pub fn finish_tier_up(&self) {
+        let mut pending = lock(&self.inner.pending);
+        while *pending > 0 {
+            pending = self
+                .inner
+                .tier_up_done
+                .wait(pending)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+
     fn entry_point(&self, request: &Request, layout: Layout) -> Result<EntryPoint, JitError> {
+        Ok(self.slot(request, layout)?.entry())
+    }
+
+    fn slot(&self, request: &Request, layout: Layout) -> Result<Arc<Slot>, JitError> {
         let (request, layout, _) = shared_kernel(request, layout);
         let key = (request, layout);
-        if let Some(&e) = lock(&self.inner.cache).get(&key) {
-            return Ok(e);
+        if let Some(slot) = lock(&self.inner.cache).get(&key) {
+            return Ok(slot.clone());
         }
         let mut module_guard = lock(&self.inner.module);
         // Another thread may have compiled it while this one waited for the module.
-        if let Some(&e) = lock(&self.inner.cache).get(&key) {
-            return Ok(e);
+        if let Some(slot) = lock(&self.inner.cache).get(&key) {
+            return Ok(slot.clone());
         }
         let module = module_guard.as_mut().expect("module lives until drop");
-        let entry = compile_into(
-            module,
-            &self.inner.isa,
-            &request,
-            layout,
-            self.inner.static_mode,
-            self.verifies_ir(),
-        )?;
-        lock(&self.inner.cache).insert(key, entry);
-        Ok(entry)
+        let tiering = self.tiering();
+        let tier = match tiering {
+            Tiering::OptimisedOnly => Tier::Optimised,
+            Tiering::Tiered | Tiering::QuickOnly => Tier::Quick,
+        };
+        let compile = |module: &mut JITModule, tier| {
+            compile_into(
+                module,
+                self.inner.isa_for(tier),
+                &request,
+                layout,
+                tier,
+                self.inner.static_mode,
+                self.verifies_ir(),
+            )
+        };
+        // Without its optimisation passes Cranelift 0.135 cannot lower a few vector patterns
+        // the recipes rely on it to rewrite (`snarrow.i64x2` of the double -> char/short
+        // recipes): those kernels start on the optimised tier.
+        let (entry, tier) = match compile(module, tier) {
+            Err(JitError::Compile { .. }) if tier == Tier::Quick => {
+                (compile(module, Tier::Optimised)?, Tier::Optimised)
+            }
+            result => (result?, tier),
+        };
+        let slot = Slot::new(entry, tier);
+        lock(&self.inner.cache).insert(key, slot.clone());
+        drop(module_guard);
+        if tiering == Tiering::Tiered && tier == Tier::Quick {
+            tier_up::queue(&self.inner, request, layout, slot.clone());
+        }
+        Ok(slot)
     }
 
     /// Compiles many requests at once (packed layout, like [`Jit::compile_request`]), for
@@ -311,9 +463,26 @@ impl Jit {
         // Compiling is worth a thread per core whatever the batch's size.
         let workers = self.threads_for(usize::MAX).clamp(1, todo.len().max(1));
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let isa = &self.inner.isa;
+        // A batch compiles the optimised tier at once: its latency is the batch's, not a
+        // kernel's.
+        let tier = match self.tiering() {
+            Tiering::QuickOnly => Tier::Quick,
+            Tiering::Tiered | Tiering::OptimisedOnly => Tier::Optimised,
+        };
+        let inner = &self.inner;
         let (static_mode, verify_ir) = (self.inner.static_mode, self.verifies_ir());
-        let mut compiled: Vec<Option<Result<MachineCode, JitError>>> =
+        let compile = |request: &Request, tier| {
+            let code = compile_machine_code(
+                inner.isa_for(tier),
+                request,
+                layout,
+                tier,
+                static_mode,
+                verify_ir,
+            );
+            (code, tier)
+        };
+        let mut compiled: Vec<Option<(Result<MachineCode, JitError>, Tier)>> =
             (0..todo.len()).map(|_| None).collect();
         std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
@@ -325,10 +494,12 @@ impl Jit {
                             let Some(request) = todo.get(i) else {
                                 return done;
                             };
-                            done.push((
-                                i,
-                                compile_machine_code(isa, request, layout, static_mode, verify_ir),
-                            ));
+                            // As in `slot`: the few kernels without a quick form start optimised.
+                            let piece = match compile(request, tier) {
+                                (Err(_), Tier::Quick) => compile(request, Tier::Optimised),
+                                piece => piece,
+                            };
+                            done.push((i, piece));
                         }
                     })
                 })
@@ -341,11 +512,12 @@ impl Jit {
         });
         let mut pieces = Vec::with_capacity(todo.len());
         for (request, piece) in todo.iter().zip(compiled) {
-            pieces.push((request, piece.expect("every request was taken")?));
+            let (code, tier) = piece.expect("every request was taken");
+            pieces.push((request, code?, tier));
         }
         let mut ids = Vec::with_capacity(pieces.len());
-        for (request, code) in &pieces {
-            let id = install(module, request, layout, code)?;
+        for (request, code, tier) in &pieces {
+            let id = install(module, request, layout, *tier, code)?;
             ids.push(id);
         }
         module
@@ -356,12 +528,12 @@ impl Jit {
             })?;
         {
             let mut cache = lock(&self.inner.cache);
-            for ((request, code), id) in pieces.iter().zip(ids) {
+            for ((request, code, tier), id) in pieces.iter().zip(ids) {
                 let entry = EntryPoint {
                     addr: module.get_finalized_function(id) as usize,
                     granule: code.granule,
                 };
-                cache.insert((**request, layout), entry);
+                cache.insert((**request, layout), Slot::new(entry, *tier));
             }
         }
         drop(module_guard);
@@ -369,22 +541,29 @@ impl Jit {
     }
 
     /// The Cranelift IR and the machine code (Cranelift's own disassembly of what it emits) of
-    /// `request`'s batch kernel for this JIT's ISA.
+    /// `request`'s batch kernel for this JIT's ISA, in one tier.
     ///
     /// ```
-    /// use clconv::{jit::Jit, Extensions, Layout, Request};
+    /// use clconv::{jit::{Jit, Tier}, Extensions, Layout, Request};
     /// let jit = Jit::new().unwrap();
     /// let r = Request::parse("convert_int4_sat_rte(float4)", Extensions::default()).unwrap();
-    /// let d = jit.disassemble(&r, Layout::Packed).unwrap();
+    /// let d = jit.disassemble(&r, Layout::Packed, Tier::Optimised).unwrap();
     /// assert!(d.clif.contains("nearest"));
-    /// assert!(d.code_size > 0);
+    /// let q = jit.disassemble(&r, Layout::Packed, Tier::Quick).unwrap();
+    /// assert!(q.code_size > 0 && q.asm != d.asm);
     /// ```
-    pub fn disassemble(&self, request: &Request, layout: Layout) -> Result<Disassembly, JitError> {
+    pub fn disassemble(
+        &self,
+        request: &Request,
+        layout: Layout,
+        tier: Tier,
+    ) -> Result<Disassembly, JitError> {
         let c = kernel::compile(
             request,
             layout,
             self.inner.static_mode,
-            &*self.inner.isa,
+            &**self.inner.isa_for(tier),
+            tier,
             true,
         )
         .map_err(|e| JitError::Compile {
@@ -547,11 +726,23 @@ fn compile_into(
     isa: &OwnedTargetIsa,
     request: &Request,
     layout: Layout,
+    tier: Tier,
     static_mode: Rounding,
     verify_ir: bool,
 ) -> Result<EntryPoint, JitError> {
-    let code = compile_machine_code(isa, request, layout, static_mode, verify_ir)?;
-    let id = install(module, request, layout, &code)?;
+    let code = compile_machine_code(isa, request, layout, tier, static_mode, verify_ir)?;
+    install_finalized(module, request, layout, tier, &code)
+}
+
+/// Installs compiled code in `module` and makes it executable.
+fn install_finalized(
+    module: &mut JITModule,
+    request: &Request,
+    layout: Layout,
+    tier: Tier,
+    code: &MachineCode,
+) -> Result<EntryPoint, JitError> {
+    let id = install(module, request, layout, tier, code)?;
     module
         .finalize_definitions()
         .map_err(|e| JitError::Compile {
@@ -615,6 +806,7 @@ fn compile_machine_code(
     isa: &OwnedTargetIsa,
     request: &Request,
     layout: Layout,
+    tier: Tier,
     static_mode: Rounding,
     verify_ir: bool,
 ) -> Result<MachineCode, JitError> {
@@ -623,7 +815,7 @@ fn compile_machine_code(
         why,
     };
     let built = catch_unwind(AssertUnwindSafe(|| {
-        kernel::build(request, layout, static_mode, &**isa, 0)
+        kernel::build_tier(request, layout, static_mode, &**isa, 0, tier)
     }))
     .map_err(|panic| compile_error(panic_message(&*panic)))?
     .map_err(|e| compile_error(e.to_string()))?;
@@ -670,9 +862,10 @@ fn install(
     module: &mut JITModule,
     request: &Request,
     layout: Layout,
+    tier: Tier,
     code: &MachineCode,
 ) -> Result<cranelift_module::FuncId, JitError> {
-    let name = format!("{}__{}", request.mangled(), layout.name());
+    let name = format!("{}__{}__{}", request.mangled(), layout.name(), tier.name());
     install_named(module, &name, code).map_err(|why| JitError::Compile {
         request: request.to_string(),
         why,
@@ -709,8 +902,93 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     format!("Cranelift panicked: {why}")
 }
 
+impl JitInner {
+    fn isa_for(&self, tier: Tier) -> &OwnedTargetIsa {
+        match tier {
+            Tier::Optimised => &self.isa,
+            Tier::Quick => &self.quick_isa,
+        }
+    }
+}
+
+/// The background thread that compiles optimised kernels for tiered JITs: one per process,
+/// started on first use, fed through a channel. A job holds its JIT weakly, so a JIT dropped
+/// before its turn costs nothing; one that is running is kept alive until the job ends.
+mod tier_up {
+    use super::*;
+
+    struct Job {
+        jit: Weak<JitInner>,
+        request: Request,
+        layout: Layout,
+        slot: Arc<Slot>,
+    }
+
+    static QUEUE: OnceLock<Option<Mutex<mpsc::Sender<Job>>>> = OnceLock::new();
+
+    /// Queues the optimised compile of the kernel in `slot`; without a background thread (the
+    /// OS refused one) the kernel keeps its quick code.
+    pub(super) fn queue(jit: &Arc<JitInner>, request: Request, layout: Layout, slot: Arc<Slot>) {
+        let queue = QUEUE.get_or_init(|| {
+            let (send, receive) = mpsc::channel::<Job>();
+            std::thread::Builder::new()
+                .name("clconv-tier-up".into())
+                .spawn(move || {
+                    for job in receive {
+                        run(job);
+                    }
+                })
+                .ok()
+                .map(|_| Mutex::new(send))
+        });
+        let Some(queue) = queue else { return };
+        *lock(&jit.pending) += 1;
+        let job = Job {
+            jit: Arc::downgrade(jit),
+            request,
+            layout,
+            slot,
+        };
+        if lock(queue).send(job).is_err() {
+            done(jit);
+        }
+    }
+
+    fn run(job: Job) {
+        let Some(jit) = job.jit.upgrade() else { return };
+        let verify_ir = jit.verify_ir.load(Ordering::Relaxed);
+        let (request, layout) = (&job.request, job.layout);
+        let code = compile_machine_code(
+            &jit.isa,
+            request,
+            layout,
+            Tier::Optimised,
+            jit.static_mode,
+            verify_ir,
+        );
+        if let Ok(code) = code {
+            let mut module = lock(&jit.module);
+            if let Some(module) = module.as_mut() {
+                let installed = install_finalized(module, request, layout, Tier::Optimised, &code);
+                if let Ok(entry) = installed {
+                    job.slot.upgrade(entry);
+                }
+            }
+        }
+        // A failed optimised compile leaves the quick code, which is correct: nothing to report
+        // to a caller that is long gone.
+        done(&jit);
+    }
+
+    fn done(jit: &JitInner) {
+        let mut pending = lock(&jit.pending);
+        *pending = pending.saturating_sub(1);
+        jit.tier_up_done.notify_all();
+    }
+}
+
 enum What {
-    Fixed(Request, EntryPoint),
+    Fixed(Request, Arc<Slot>),
     Deferred(Builtin),
 }
 
@@ -729,6 +1007,22 @@ impl Kernel {
         }
     }
 
+    /// The tier of the code the packed layout runs now (`None` for a destination-only name,
+    /// which compiles on each run's source type).
+    ///
+    /// ```
+    /// use clconv::jit::{Jit, Tier, Tiering};
+    /// let jit = Jit::new().unwrap();
+    /// jit.set_tiering(Tiering::QuickOnly);
+    /// assert_eq!(jit.compile("convert_char4(int4)").unwrap().tier(), Some(Tier::Quick));
+    /// ```
+    pub fn tier(&self) -> Option<Tier> {
+        match &self.what {
+            What::Fixed(_, slot) => Some(slot.tier()),
+            What::Deferred(_) => None,
+        }
+    }
+
     /// Converts `src` into `dst` (packed layout). The element types must be the request's; for
     /// a destination-only name, `S` picks the source type.
     pub fn run<S: Element, D: Element>(&self, src: &[S], dst: &mut [D]) -> Result<(), JitError> {
@@ -742,8 +1036,8 @@ impl Kernel {
         src: &[S],
         dst: &mut [D],
     ) -> Result<(), JitError> {
-        let request = match self.what {
-            What::Fixed(r, _) => r,
+        let request = match &self.what {
+            What::Fixed(r, _) => *r,
             What::Deferred(b) => b.with_source_element(S::TYPE, self.jit.inner.ext)?,
         };
         check_element("source", "reads", S::TYPE, request.src().elem, &request)?;
@@ -771,8 +1065,8 @@ impl Kernel {
 
     /// Converts raw little-endian bytes. Any alignment is fine.
     pub fn run_bytes(&self, layout: Layout, src: &[u8], dst: &mut [u8]) -> Result<(), JitError> {
-        let request = match self.what {
-            What::Fixed(r, _) => r,
+        let request = match &self.what {
+            What::Fixed(r, _) => *r,
             What::Deferred(b) => {
                 return Err(JitError::NeedsSourceType {
                     builtin: b.to_string(),
@@ -792,8 +1086,8 @@ impl Kernel {
         let vectors = buffer::vector_count(request, layout, src.len(), dst.len())?;
         // The shared kernel counts in its own vectors (elements, for a conversion's).
         let units = shared_kernel(request, layout).2;
-        let entry = match self.what {
-            What::Fixed(_, e) if layout == Layout::Packed => e,
+        let entry = match &self.what {
+            What::Fixed(_, slot) if layout == Layout::Packed => slot.entry(),
             _ => self.jit.entry_point(request, layout)?,
         };
         if vectors == 0 {

@@ -48,9 +48,33 @@ pub struct Built {
     pub granule: usize,
 }
 
+/// Which code a kernel is built as: the two tiers of [`crate::jit::Tiering`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tier {
+    /// The optimised kernel: [`blocks_per_iteration`] blocks of the recipe per loop iteration,
+    /// compiled with `opt_level=speed` and the backtracking register allocator
+    /// ([`crate::target::Target::isa`]).
+    Optimised,
+    /// The quick kernel: the same recipe, one block per loop iteration, compiled with
+    /// `opt_level=none` and the single-pass register allocator
+    /// ([`crate::target::Target::quick_isa`]): about a third of the compile time, up to about
+    /// half the speed. Its granule is the optimised kernel's, so either can run any call.
+    Quick,
+}
+
+impl Tier {
+    /// `optimised` or `quick`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Tier::Optimised => "optimised",
+            Tier::Quick => "quick",
+        }
+    }
+}
+
 /// Builds the batch kernel of `request` over buffers of `layout`, under the static rounding
 /// mode `static_mode`, for `isa`, as a Cranelift function named `user(0, index)`. The recipe
-/// comes from the ISA's lowering table.
+/// comes from the ISA's lowering table. The optimised tier's IR; [`build_tier`] for either.
 ///
 /// ```
 /// use clconv::{kernel, Extensions, Layout, Request, Rounding};
@@ -68,6 +92,19 @@ pub fn build(
     isa: &dyn TargetIsa,
     index: u32,
 ) -> Result<Built, TableError> {
+    build_tier(request, layout, static_mode, isa, index, Tier::Optimised)
+}
+
+/// [`build`] for a tier: the quick tier's IR has one recipe block per loop iteration (compile
+/// it with [`crate::target::Target::quick_isa`]).
+pub fn build_tier(
+    request: &Request,
+    layout: Layout,
+    static_mode: Rounding,
+    isa: &dyn TargetIsa,
+    index: u32,
+    tier: Tier,
+) -> Result<Built, TableError> {
     let row = table::choose_for(isa, &key_of(request, static_mode))?;
     let func = build_with_recipe(
         request,
@@ -76,6 +113,7 @@ pub fn build(
         row.recipe,
         isa.frontend_config(),
         index,
+        tier,
     );
     let granule = granule(request, layout, static_mode, row.recipe);
     Ok(Built { func, row, granule })
@@ -200,6 +238,7 @@ pub fn build_with_recipe(
     recipe: &Recipe,
     frontend: TargetFrontendConfig,
     index: u32,
+    tier: Tier,
 ) -> Function {
     let sig = signature(frontend.default_call_conv);
     let mut func = Function::with_name_signature(UserFuncName::user(0, index), sig);
@@ -236,7 +275,7 @@ pub fn build_with_recipe(
             )
         }
         Request::Convert(c) => {
-            let block = vector_block(request, layout, recipe);
+            let block = vector_block(request, layout, recipe).map(|emit| (emit, tier));
             build_convert(&mut b, c, layout, static_mode, block, src, dst, vectors)
         }
     }
@@ -311,7 +350,7 @@ fn build_convert(
     conv: &Conversion,
     layout: Layout,
     static_mode: Rounding,
-    block: Option<EmitBlock>,
+    block: Option<(EmitBlock, Tier)>,
     src: Value,
     dst: Value,
     vectors: Value,
@@ -343,7 +382,14 @@ fn build_convert(
     // Dense: every element of the buffer is a lane.
     let count = b.ins().imul_imm_u(vectors, lanes as i64);
     match block {
-        Some(emit) => vector_loop(b, &spec_of(conv, static_mode), emit, src, dst, count),
+        Some((emit, tier)) => {
+            let spec = spec_of(conv, static_mode);
+            let unroll = match tier {
+                Tier::Optimised => blocks_per_iteration(&spec),
+                Tier::Quick => 1,
+            };
+            vector_loop(b, &spec, emit, unroll, src, dst, count)
+        }
         None => counted_loop(b, count, &mut |b, i| convert_at(b, i, 0, 1)),
     }
 }
@@ -373,8 +419,9 @@ pub fn elements_per_iteration(spec: &BlockSpec) -> usize {
     spec.block_elements() * blocks_per_iteration(spec)
 }
 
-/// The vector loop over the whole iterations of `count` dense elements, straight from the
-/// buffers; the caller converts the rest ([`run_in_granules`]). The tail used to be a second
+/// The vector loop over the whole iterations ([`elements_per_iteration`]) of `count` dense
+/// elements, straight from the buffers, `unroll` blocks of the recipe at a time (a divisor of
+/// [`blocks_per_iteration`]); the caller converts the rest ([`run_in_granules`]). The tail used to be a second
 /// pass through the loop body on padded stack copies inside the kernel: it was half of every
 /// kernel's blocks and a third of its compile time (interleaved measurement, the benchmark's
 /// ten kernels: Cranelift's compile 286 -> 183 µs on average).
@@ -382,20 +429,23 @@ fn vector_loop(
     b: &mut FunctionBuilder,
     spec: &BlockSpec,
     emit: EmitBlock,
+    unroll: usize,
     src: Value,
     dst: Value,
     count: Value,
 ) {
     let per_block = spec.block_elements();
-    let unroll = blocks_per_iteration(spec);
+    let granule = elements_per_iteration(spec);
+    debug_assert_eq!(granule % (per_block * unroll), 0);
     let per_iter = per_block * unroll;
     let (sb, db) = (spec.src.bytes(), spec.dst.bytes());
     let (src_vec, dst_vec) = (lanes::vector_of(spec.src), lanes::vector_of(spec.dst));
     let (k_in, k_out) = (per_block * sb / 16, per_block * db / 16);
     let (in_iter, out_iter) = (per_iter * sb, per_iter * db);
 
-    let iterations = b.ins().ushr_imm_u(count, per_iter.trailing_zeros() as i64);
-    let src_bytes_done = b.ins().imul_imm_u(iterations, in_iter as i64);
+    // Whole granules only, whatever the unrolling, so both tiers run the same calls.
+    let granules = b.ins().ushr_imm_u(count, granule.trailing_zeros() as i64);
+    let src_bytes_done = b.ins().imul_imm_u(granules, (granule * sb) as i64);
     let src_end = b.ins().iadd(src, src_bytes_done);
 
     let head = b.create_block();
@@ -552,13 +602,14 @@ pub struct CompileError {
 
 /// Builds and compiles `request`'s kernel for `isa` without loading it: the cross-compilation
 /// check, `clconv show`, and the lowering report use this. Cranelift errors and panics both
-/// come back as a [`CompileError`].
+/// come back as a [`CompileError`]. For the quick [`Tier`], pass the target's
+/// [`crate::target::Target::quick_isa`].
 ///
 /// ```
 /// use clconv::{kernel, target::Target, Extensions, Layout, Request, Rounding};
 /// let isa = Target::Aarch64.isa().unwrap();
 /// let r = Request::parse("convert_int4_sat_rte(float4)", Extensions::default()).unwrap();
-/// let c = kernel::compile(&r, Layout::Packed, Rounding::Rte, &*isa, true).unwrap();
+/// let c = kernel::compile(&r, Layout::Packed, Rounding::Rte, &*isa, kernel::Tier::Optimised, true).unwrap();
 /// assert!(c.asm.unwrap().contains("frintn"));
 /// ```
 pub fn compile(
@@ -566,6 +617,7 @@ pub fn compile(
     layout: Layout,
     static_mode: Rounding,
     isa: &dyn TargetIsa,
+    tier: Tier,
     disasm: bool,
 ) -> Result<Compiled, CompileError> {
     let error = |why: String| CompileError {
@@ -573,7 +625,8 @@ pub fn compile(
         target: isa.triple().to_string(),
         why,
     };
-    let built = build(request, layout, static_mode, isa, 0).map_err(|e| error(e.to_string()))?;
+    let built =
+        build_tier(request, layout, static_mode, isa, 0, tier).map_err(|e| error(e.to_string()))?;
     let clif = built.func.display().to_string();
     let func = built.func;
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

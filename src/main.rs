@@ -3,7 +3,7 @@
 //! Exit status: 0 success, 1 a check found mismatches, 2 bad usage or input (one line on stderr).
 
 use clconv::check::Checker;
-use clconv::jit::{Jit, X64Flags};
+use clconv::jit::{Jit, Tier, Tiering, X64Flags};
 use clconv::{reference, Extensions, Layout, Request, Rounding, ScalarType};
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -28,15 +28,16 @@ usage:
       a + b, a - b, a * b, a / b, sqrt(a), a * b + c come from --input, --input2, --input3 (raw
       little-endian) or --values, --values2, --values3 (text); the output is as for conversions.
   clconv show FUNCTION [--clif] [--asm] [--layout packed|aligned] [--flags FLAGS | --target T]
-                       [--fp16] [--static-mode rte|rtz|rtp|rtn]
+                       [--fp16] [--static-mode rte|rtz|rtp|rtn] [--tier optimised|quick]
       Print the batch kernel's Cranelift IR (--clif) and/or machine code (--asm; default both),
       for this machine or, with --target, for another: x86_64-sse2, x86_64-sse4.1,
       x86_64-avx2, x86_64-avx512, aarch64, riscv64, riscv64-v, s390x.
-  clconv check [FILTER] [--inputs N] [--seed S] [--flags FLAGS]
+  clconv check [FILTER] [--inputs N] [--seed S] [--flags FLAGS] [--tier optimised|quick|both]
       Differential check of every request whose name contains FILTER (default: the whole matrix,
-      half included) against the reference. Ends with the line `N passed, N failed`.
+      half included) against the reference, on both JIT tiers unless --tier picks one. Ends
+      with the line `N passed, N failed`.
   clconv check --exhaustive [FILTER] [--state FILE] [--inputs N] [--reference-all] [--seed S]
-               [--flags FLAGS]
+               [--flags FLAGS] [--tier optimised|quick]
       Every input (2^32 for float, int and uint) of every conversion from a source of at most 32
       bits whose name contains FILTER (with `*`, matches it whole: 'convert_int*_rte(float*)'),
       through the JIT, against an independent fast path and the reference (see VERIFICATION.md);
@@ -129,6 +130,7 @@ const VALUE_OPTIONS: &[&str] = &[
     "--static-mode",
     "--target",
     "--state",
+    "--tier",
 ];
 
 impl Args {
@@ -227,6 +229,30 @@ impl Args {
         }
     }
 
+    /// `--tier quick|optimised` (default optimised).
+    fn tier(&self) -> Result<clconv::kernel::Tier, Usage> {
+        use clconv::kernel::Tier;
+        match self.value("--tier") {
+            None | Some("optimised") | Some("optimized") => Ok(Tier::Optimised),
+            Some("quick") => Ok(Tier::Quick),
+            Some(t) => Err(Usage(format!("--tier is quick or optimised, not {t:?}"))),
+        }
+    }
+
+    /// `--tier quick|optimised|both` (default both).
+    fn tiers(&self) -> Result<Vec<clconv::kernel::Tier>, Usage> {
+        use clconv::kernel::Tier;
+        match self.value("--tier") {
+            None | Some("both") => Ok(vec![Tier::Optimised, Tier::Quick]),
+            Some(_) => Ok(vec![self.tier().map_err(|_| {
+                Usage(format!(
+                    "--tier is quick, optimised or both, not {:?}",
+                    self.value("--tier").unwrap_or_default()
+                ))
+            })?]),
+        }
+    }
+
     fn ext(&self) -> Extensions {
         Extensions {
             fp16: self.flag("--fp16"),
@@ -300,6 +326,7 @@ fn run_command(args: &[String]) -> Result<ExitCode, Usage> {
                 "--target",
                 "--fp16",
                 "--static-mode",
+                "--tier",
             ],
         )?),
         "report" => report(&Args::parse(rest, &["--write"])?),
@@ -312,6 +339,7 @@ fn run_command(args: &[String]) -> Result<ExitCode, Usage> {
                 "--exhaustive",
                 "--state",
                 "--reference-all",
+                "--tier",
             ],
         )?),
         "list" => list(&Args::parse(rest, &["--fp16"])?),
@@ -571,7 +599,25 @@ fn show(args: &Args) -> Result<ExitCode, Usage> {
             (flags.name().to_string(), clconv::jit::host_isa(flags)?)
         }
     };
-    let c = clconv::kernel::compile(&request, args.layout()?, args.static_mode()?, &*isa, true)?;
+    let tier = args.tier()?;
+    let isa = match tier {
+        clconv::kernel::Tier::Optimised => isa,
+        // The same target with the quick tier's Cranelift settings.
+        clconv::kernel::Tier::Quick => match args.value("--target") {
+            Some(name) => clconv::target::Target::from_name(name)
+                .expect("checked above")
+                .quick_isa()?,
+            None => args.flags()?.target().quick_isa()?,
+        },
+    };
+    let c = clconv::kernel::compile(
+        &request,
+        args.layout()?,
+        args.static_mode()?,
+        &*isa,
+        tier,
+        true,
+    )?;
     let (clif, asm) = match (args.flag("--clif"), args.flag("--asm")) {
         (false, false) => (true, true),
         flags => flags,
@@ -659,7 +705,16 @@ fn check(args: &Args) -> Result<ExitCode, Usage> {
     let random = random as usize;
     let seed = args.number("--seed", 1)?;
     let ext = Extensions::with_fp16();
-    let jit = Jit::with_options(args.flags()?, ext, Rounding::Rte)?;
+    // One JIT per tier, each compiling only that tier's code, so each check is of one tier.
+    let mut jits = Vec::new();
+    for tier in args.tiers()? {
+        let jit = Jit::with_options(args.flags()?, ext, Rounding::Rte)?;
+        jit.set_tiering(match tier {
+            Tier::Optimised => Tiering::OptimisedOnly,
+            Tier::Quick => Tiering::QuickOnly,
+        });
+        jits.push((tier, jit));
+    }
     let requests: Vec<Request> = Request::all(ext)
         .into_iter()
         .filter(|r| r.to_string().contains(&filter) || r.mangled().contains(&filter))
@@ -677,25 +732,39 @@ fn check(args: &Args) -> Result<ExitCode, Usage> {
     let results: Vec<(usize, usize, Vec<String>, Option<String>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let jit = jit.clone();
+                let jits = &jits;
                 let requests = &requests;
                 let progress = &progress;
                 s.spawn(move || {
-                    let mut checker = Checker::new(jit, random, seed);
+                    let mut checkers: Vec<(Tier, Checker)> = jits
+                        .iter()
+                        .map(|(tier, jit)| (*tier, Checker::new(jit.clone(), random, seed)))
+                        .collect();
                     let (mut passed, mut failed, mut reports) = (0, 0, Vec::new());
                     for r in requests.iter().skip(t).step_by(threads) {
-                        match checker.check(r) {
-                            Ok(o) if o.mismatch_count == 0 => passed += 1,
-                            Ok(o) => {
-                                failed += 1;
-                                reports
-                                    .push(format!("FAILED {r}: {} mismatches", o.mismatch_count));
-                                reports.extend(o.mismatches.iter().map(|m| format!("  {m}")));
+                        let mut ok = true;
+                        for (tier, checker) in &mut checkers {
+                            let tier = tier.name();
+                            match checker.check(r) {
+                                Ok(o) if o.mismatch_count == 0 => {}
+                                Ok(o) => {
+                                    ok = false;
+                                    reports.push(format!(
+                                        "FAILED {r} [{tier} tier]: {} mismatches",
+                                        o.mismatch_count
+                                    ));
+                                    reports.extend(o.mismatches.iter().map(|m| format!("  {m}")));
+                                }
+                                Err(e) => {
+                                    ok = false;
+                                    reports.push(format!("FAILED {r} [{tier} tier]: {e}"));
+                                }
                             }
-                            Err(e) => {
-                                failed += 1;
-                                reports.push(format!("FAILED {r}: {e}"));
-                            }
+                        }
+                        if ok {
+                            passed += 1;
+                        } else {
+                            failed += 1;
                         }
                         progress.tick(r);
                     }
@@ -749,6 +818,7 @@ fn check_exhaustive(args: &Args) -> Result<ExitCode, Usage> {
     let options = clconv::exhaustive::Options {
         filter,
         flags: args.flags()?,
+        tier: args.tier()?,
         inputs,
         seed: args.number("--seed", 1)?,
         reference_all: args.flag("--reference-all"),

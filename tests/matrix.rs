@@ -1,13 +1,20 @@
 //! The whole matrix through the JIT, compared bit for bit with the reference interpreter:
 //! every conversion (half included) and every `as_` pair, at every width and layout, on at least
 //! 1,000 inputs per request plus every 8/16-bit source pattern, for each x86-64 flag set this
-//! machine can run (each picks different rows of `lowering-tables/x86_64.table`).
+//! machine can run (each picks different rows of `lowering-tables/x86_64.table`), in both tiers
+//! of code the JIT runs (the quick kernel [`Jit::compile`] returns at once, and the optimised
+//! one it swaps in).
 
 use clconv::check::Checker;
-use clconv::jit::{Jit, X64Flags};
+use clconv::jit::{Jit, Tiering, X64Flags};
 use clconv::{Extensions, Request, Rounding};
 
 fn check_matrix(flags: X64Flags) {
+    check_tier(flags, Tiering::OptimisedOnly);
+    check_tier(flags, Tiering::QuickOnly);
+}
+
+fn check_tier(flags: X64Flags, tiering: Tiering) {
     if !flags.target().runs_here() {
         // Not a skip hidden behind green: the flag set is named in the output, and CI machines
         // of this project have AVX-512 (see the notes); a machine without it says so here.
@@ -16,6 +23,7 @@ fn check_matrix(flags: X64Flags) {
     }
     let ext = Extensions::with_fp16();
     let jit = Jit::with_options(flags, ext, Rounding::Rte).unwrap();
+    jit.set_tiering(tiering);
     let mut checker = Checker::new(jit, 1000, 1);
     let requests = Request::all(ext);
     let filter = std::env::var("CLCONV_FILTER").unwrap_or_default();
@@ -56,14 +64,18 @@ fn check_matrix(flags: X64Flags) {
         }
     }
     eprintln!(
-        "{}: {checked} requests, {elements} elements, {} failed",
+        "{} {tiering:?}: {checked} requests, {elements} elements, {} failed",
         flags.name(),
         failed.len()
     );
-    assert!(errors.is_empty(), "{}: errors: {errors:?}", flags.name());
+    assert!(
+        errors.is_empty(),
+        "{} {tiering:?}: errors: {errors:?}",
+        flags.name()
+    );
     assert!(
         failed.is_empty(),
-        "{} of {checked} requests mismatch",
+        "{tiering:?}: {} of {checked} requests mismatch",
         failed.len()
     );
 }

@@ -1,8 +1,28 @@
-//! Every request of the matrix compiles for every target: the x86-64 flag sets, aarch64,
+//! Every request of the matrix compiles for every target, in both tiers: the x86-64 flag sets, aarch64,
 //! riscv64 with and without the V extension, and s390x (cross-compiled, not run).
 
 use clconv::target::Target;
-use clconv::{kernel, Extensions, Layout, Request, Rounding, Width};
+use clconv::{kernel, Extensions, Layout, Request, Rounding, ScalarType, Width};
+
+/// The one known gap of the quick tier: without its optimisation passes Cranelift 0.135's x86-64
+/// backend cannot lower the `snarrow.i64x2` of the double -> char/uchar/short/ushort/int/uint
+/// recipes, so the JIT starts those 60 kernels on the optimised tier (`tests/tiering.rs`).
+fn no_quick_form(t: Target, r: &Request, tier: kernel::Tier, why: &str) -> bool {
+    let narrow = matches!(
+        r.dst().elem,
+        ScalarType::Char
+            | ScalarType::UChar
+            | ScalarType::Short
+            | ScalarType::UShort
+            | ScalarType::Int
+            | ScalarType::UInt
+    );
+    tier == kernel::Tier::Quick
+        && Target::X86_64.contains(&t)
+        && r.src().elem == ScalarType::Double
+        && narrow
+        && why.contains("snarrow.i64x2")
+}
 
 #[test]
 fn whole_matrix_compiles_for_every_target() {
@@ -19,7 +39,10 @@ fn whole_matrix_compiles_for_every_target() {
                 let requests = &requests;
                 let filter = &filter;
                 s.spawn(move || {
-                    let isa = t.isa().unwrap();
+                    let isas = [
+                        (kernel::Tier::Optimised, t.isa().unwrap()),
+                        (kernel::Tier::Quick, t.quick_isa().unwrap()),
+                    ];
                     let mut failed = Vec::new();
                     for r in requests
                         .iter()
@@ -32,9 +55,20 @@ fn whole_matrix_compiles_for_every_target() {
                             &[Layout::Packed]
                         };
                         for &layout in layouts {
-                            if let Err(e) = kernel::compile(r, layout, Rounding::Rte, &*isa, false)
-                            {
-                                failed.push(format!("{}: {e}", t.name()));
+                            for (tier, isa) in &isas {
+                                match kernel::compile(
+                                    r,
+                                    layout,
+                                    Rounding::Rte,
+                                    &**isa,
+                                    *tier,
+                                    false,
+                                ) {
+                                    Err(e) if !no_quick_form(t, r, *tier, &e.why) => {
+                                        failed.push(format!("{} [{}]: {e}", t.name(), tier.name()))
+                                    }
+                                    _ => {}
+                                }
                             }
                         }
                     }

@@ -1,0 +1,146 @@
+//! The JIT's two tiers: a tiered JIT answers with the quick kernel and swaps the optimised one
+//! in; both give the reference's bytes at every buffer length around the loop granule; the
+//! kernels without a quick form start optimised; and a JIT dropped with work queued is fine.
+
+use clconv::jit::{Jit, Tier, Tiering, X64Flags};
+use clconv::{buffer, reference, Extensions, Layout, Request, Rounding, ScalarType};
+
+/// Source bytes for `n` vectors of `r`: a spread of bit patterns (specials included).
+fn source(r: &Request, n: usize) -> Vec<u8> {
+    let bytes = buffer::bytes_per_vector(r.src(), Layout::Packed) * n;
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    (0..bytes)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Every 16th byte a zero or 0xff, for zeros, NaNs and infinities.
+            match i % 16 {
+                3 => 0,
+                7 => 0xff,
+                _ => x as u8,
+            }
+        })
+        .collect()
+}
+
+fn run(jit: &Jit, r: &Request, src: &[u8], dst_len: usize) -> Vec<u8> {
+    let mut got = vec![0xa5u8; dst_len];
+    jit.compile_request(r)
+        .unwrap()
+        .run_bytes(Layout::Packed, src, &mut got)
+        .unwrap();
+    got
+}
+
+#[test]
+fn tiered_compile_answers_quick_then_swaps_in_the_optimised_kernel() {
+    let r = Request::parse("convert_uchar4_sat_rte(float4)", Extensions::default()).unwrap();
+    let jit = Jit::new().unwrap();
+    assert_eq!(jit.tiering(), Tiering::Tiered);
+    let k = jit.compile_request(&r).unwrap();
+    // The background compile takes hundreds of microseconds; the answer came first.
+    let first = k.tier().unwrap();
+    jit.finish_tier_up();
+    assert_eq!(k.tier(), Some(Tier::Optimised), "first was {first:?}");
+    // A kernel from the cache shares the upgraded code.
+    assert_eq!(
+        jit.compile_request(&r).unwrap().tier(),
+        Some(Tier::Optimised)
+    );
+    // An optimised-only JIT never had a quick kernel.
+    let opt = Jit::new().unwrap();
+    opt.set_tiering(Tiering::OptimisedOnly);
+    assert_eq!(
+        opt.compile_request(&r).unwrap().tier(),
+        Some(Tier::Optimised)
+    );
+}
+
+#[test]
+fn both_tiers_match_the_reference_at_every_length_around_the_granule() {
+    let ext = Extensions::with_fp16();
+    let quick = Jit::with_options(X64Flags::Host, ext, Rounding::Rte).unwrap();
+    quick.set_tiering(Tiering::QuickOnly);
+    let optimised = Jit::with_options(X64Flags::Host, ext, Rounding::Rte).unwrap();
+    optimised.set_tiering(Tiering::OptimisedOnly);
+    for name in [
+        "convert_int4_sat_rte(float4)",
+        "convert_uchar4_sat_rte(float4)",
+        "convert_float4_rtp(int4)",
+        "convert_float2_rtz(double2)",
+        "convert_uchar8_sat(short8)",
+        "convert_char3(int3)",
+        "convert_half8_rtn(float8)",
+        "convert_float2_rtn(ulong2)",
+    ] {
+        let r = Request::parse(name, ext).unwrap();
+        assert_eq!(quick.compile_request(&r).unwrap().tier(), Some(Tier::Quick));
+        // Up to 131 elements: no whole granule (at most 128 elements), one, and more, each
+        // with every tail.
+        for n in 0..=131usize.div_ceil(r.src().lanes()) {
+            let src = source(&r, n);
+            let dst_len = buffer::bytes_per_vector(r.dst(), Layout::Packed) * n;
+            let mut want = vec![0u8; dst_len];
+            reference::evaluate(&r, Layout::Packed, &src, &mut want).unwrap();
+            assert_eq!(
+                run(&quick, &r, &src, dst_len),
+                want,
+                "{name} quick, {n} vectors"
+            );
+            assert_eq!(
+                run(&optimised, &r, &src, dst_len),
+                want,
+                "{name} optimised, {n} vectors"
+            );
+        }
+    }
+}
+
+#[test]
+fn kernels_without_a_quick_form_start_optimised() {
+    let ext = Extensions::default();
+    let jit = Jit::new().unwrap();
+    jit.set_tiering(Tiering::QuickOnly);
+    let narrow = [
+        ScalarType::Char,
+        ScalarType::UChar,
+        ScalarType::Short,
+        ScalarType::UShort,
+        ScalarType::Int,
+        ScalarType::UInt,
+    ];
+    let mut optimised = 0;
+    for r in Request::all(ext) {
+        let tier = jit.compile_request(&r).unwrap().tier().unwrap();
+        let expected = match (&r, r.src().elem) {
+            (Request::Convert(c), ScalarType::Double) if narrow.contains(&c.dst().elem) => {
+                Tier::Optimised
+            }
+            _ => Tier::Quick,
+        };
+        assert_eq!(tier, expected, "{r}");
+        optimised += usize::from(tier == Tier::Optimised);
+    }
+    // 6 destinations x 10 modifiers x 6 widths.
+    assert_eq!(optimised, 360);
+}
+
+#[test]
+fn a_jit_dropped_with_tier_ups_queued_is_fine() {
+    for _ in 0..20 {
+        let jit = Jit::new().unwrap();
+        let k = jit.compile("convert_float4_rtp(int4)").unwrap();
+        drop(jit);
+        // The kernel holds the JIT: its code (either tier) stays valid.
+        let mut out = [0f32; 4];
+        k.run(&[16_777_217i32, -3, 0, i32::MAX], &mut out).unwrap();
+        assert_eq!(out, [16_777_218.0, -3.0, 0.0, 2_147_483_648.0]);
+        drop(k);
+    }
+    // Every queued job finds its JIT alive or gone; a new JIT still tiers up.
+    let jit = Jit::new().unwrap();
+    let k = jit.compile("convert_int4(float4)").unwrap();
+    jit.finish_tier_up();
+    assert_eq!(k.tier(), Some(Tier::Optimised));
+}
