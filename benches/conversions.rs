@@ -38,13 +38,14 @@
 //!
 //! At the end the bench prints a Markdown summary: medians, elements/ns, GB/s of bytes read plus
 //! written, and the throughput ratios kernel/baseline (above 1: the kernel is faster); then the
-//! compile latencies (per kernel: a fresh `Jit` per sample, so nothing is cached) and the time
-//! to compile the whole matrix into one `Jit`.
+//! compile latencies (per kernel: a fresh `Jit` per sample, so nothing is cached; tiered, as
+//! `Jit::new` compiles, and optimised only), the quick tier's speed against the optimised
+//! tier's, and the time to compile the whole matrix into one `Jit`.
 //!
 //! Warm-up and measurement times default to 0.5 s and 1.5 s; criterion's `--warm-up-time` and
 //! `--measurement-time` override them.
 
-use clconv::jit::{Element, Jit, Threads, X64Flags, PARALLEL_THRESHOLD};
+use clconv::jit::{Element, Jit, Threads, Tiering, X64Flags, PARALLEL_THRESHOLD};
 use clconv::{kernel, reference, target::Target, Extensions, Layout, Request, Rounding};
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use std::collections::BTreeMap;
@@ -1012,6 +1013,40 @@ fn codegen_us(
     t.elapsed().as_secs_f64() * 1e6
 }
 
+/// One row of the quick-tier speed table: `name` on 256 KiB of source through a quick-only and
+/// an optimised-only JIT, alternating, medians of 101 runs each.
+fn quick_speed(name: &str) -> String {
+    let request = Request::parse(name, Extensions::default()).unwrap();
+    let (src_per, dst_per) = (
+        clconv::buffer::bytes_per_vector(request.src(), Layout::Packed),
+        clconv::buffer::bytes_per_vector(request.dst(), Layout::Packed),
+    );
+    let vectors = (256 << 10) / src_per;
+    let src: Vec<u8> = (0..vectors * src_per).map(|i| (i * 7 + 3) as u8).collect();
+    let mut dst = vec![0u8; vectors * dst_per];
+    let kernels: Vec<_> = [Tiering::QuickOnly, Tiering::OptimisedOnly]
+        .into_iter()
+        .map(|tiering| {
+            let jit = Jit::new().unwrap();
+            jit.set_tiering(tiering);
+            jit.set_threads(Threads::Exactly(1));
+            jit.compile(name).unwrap()
+        })
+        .collect();
+    let mut times = [Vec::new(), Vec::new()];
+    for _ in 0..101 {
+        for (k, t) in kernels.iter().zip(times.iter_mut()) {
+            let start = Instant::now();
+            k.run_bytes(Layout::Packed, black_box(&src), &mut dst)
+                .unwrap();
+            t.push(start.elapsed().as_secs_f64());
+        }
+    }
+    let elements = (vectors * request.src().lanes()) as f64;
+    let [q, o] = times.map(|mut t| elements / median(&mut t) / 1e9);
+    format!("| `{name}` | {q:.2} | {o:.2} | {:.2} |\n", q / o)
+}
+
 /// Per kernel, `Jit::compile` of its name on a fresh `Jit` (created outside the timing, so
 /// nothing is cached): parse, lower, Cranelift compile, define in the JIT module, finalize.
 /// Also the two stages the bench can time on their own, `kernel::build` (table lookup and
@@ -1030,56 +1065,94 @@ fn compile_latency(out: &mut String) {
     for name in NAMES {
         Jit::new().unwrap().compile(name).unwrap();
     }
+    let quick_isa = Target::Host.quick_isa().expect("host ISA");
     let mut pooled = Vec::new();
+    let mut pooled_opt = Vec::new();
     let mut lines = String::new();
     let mut medians = Vec::new();
+    let mut speed_lines = String::new();
     for name in NAMES {
         let request = Request::parse(name, Extensions::default()).unwrap();
+        let (kernel_request, _, _) = clconv::jit::shared_kernel(&request, Layout::Packed);
         let mut total = Vec::new();
-        let (mut build, mut codegen, mut codegen_nv, mut codegen_sp) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut total_opt = Vec::new();
+        let (mut build, mut codegen, mut codegen_opt) = (Vec::new(), Vec::new(), Vec::new());
+        let mut tier = None;
         for _ in 0..PER_KERNEL {
+            // Tiered (the default): the quick kernel; the optimised one is queued for the
+            // background thread, whose work is waited for outside the timing so that it does
+            // not overlap the next sample.
             let jit = Jit::new().unwrap();
             let t = Instant::now();
             let k = jit.compile(black_box(name)).unwrap();
             total.push(t.elapsed().as_secs_f64() * 1e6);
+            tier = k.tier();
+            jit.finish_tier_up();
+            drop((k, jit));
+
+            let jit = Jit::new().unwrap();
+            jit.set_tiering(Tiering::OptimisedOnly);
+            let t = Instant::now();
+            let k = jit.compile(black_box(name)).unwrap();
+            total_opt.push(t.elapsed().as_secs_f64() * 1e6);
             drop((k, jit));
 
             let t = Instant::now();
-            let built = kernel::build(&request, Layout::Packed, Rounding::Rte, &*isa, 0).unwrap();
+            let built = kernel::build_tier(
+                &kernel_request,
+                Layout::Packed,
+                Rounding::Rte,
+                &*quick_isa,
+                0,
+                kernel::Tier::Quick,
+            )
+            .unwrap();
             build.push(t.elapsed().as_secs_f64() * 1e6);
-            codegen.push(codegen_us(&built.func, &*isa));
-            codegen_nv.push(codegen_us(&built.func, &*with_verifier));
-            codegen_sp.push(codegen_us(&built.func, &*single_pass));
+            codegen.push(codegen_us(&built.func, &*quick_isa));
+            let built =
+                kernel::build(&kernel_request, Layout::Packed, Rounding::Rte, &*isa, 0).unwrap();
+            codegen_opt.push(codegen_us(&built.func, &*isa));
         }
         pooled.extend_from_slice(&total);
+        pooled_opt.extend_from_slice(&total_opt);
         let m = median(&mut total);
         medians.push(m);
         let (b, cg) = (median(&mut build), median(&mut codegen));
         lines += &format!(
-            "| `{name}` | {m:.1} | {:.1} | {b:.1} | {cg:.1} | {:.1} | {:.1} | {:.1} |\n",
+            "| `{name}` | {} | {m:.1} | {:.1} | {b:.1} | {cg:.1} | {:.1} | {:.1} | {:.1} | {:.1} |\n",
+            tier.map_or("-", |t| t.name()),
             percentile(&mut total, 90.0),
             m - b - cg,
-            median(&mut codegen_nv),
-            median(&mut codegen_sp),
+            median(&mut total_opt),
+            percentile(&mut total_opt, 90.0),
+            median(&mut codegen_opt),
         );
+        speed_lines += &quick_speed(name);
     }
     *out += &format!(
-        "\n### Compile latency per kernel (µs; {PER_KERNEL} fresh `Jit`s per kernel)\n\n\
-         `Jit::compile` total, and the stages timed apart (medians): `kernel::build` (table lookup, \
-         lowering to IR), Cranelift's `Context::compile` as the JIT configures it (verifier off), \
-         the rest (parse, JIT define, finalize); and for comparison `Context::compile` with \
-         Cranelift's verifier on, and with it off and `regalloc_algorithm=single_pass`.\n\n\
-         | kernel | median | p90 | build (IR) | Cranelift compile | rest | compile, verifier on | compile, single-pass regalloc |\n\
-         |---|---|---|---|---|---|---|---|\n{lines}\n"
+        "\n### Compile latency per kernel (µs; {PER_KERNEL} fresh `Jit`s per kernel and mode)\n\n\
+         `Jit::compile` as `Jit::new` sets it up (tiered: the quick kernel, or the optimised one \
+         for the kernels without a quick form), with the quick tier's stages timed apart \
+         (medians): `kernel::build` (table lookup, lowering to IR), Cranelift's \
+         `Context::compile` with the quick settings, the rest (parse, JIT define, finalize); then \
+         `Jit::compile` with `Tiering::OptimisedOnly`, and Cranelift's compile of the optimised \
+         IR alone.\n\n\
+         | kernel | tier | median | p90 | build (quick IR) | Cranelift compile (quick) | rest | optimised only: median | p90 | Cranelift compile (optimised) |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n{lines}\n"
     );
     *out += &format!(
-        "Over all {} compiles of the ten: median {:.1} µs, p90 {:.1} µs; the median of the ten medians {:.1} µs, the largest {:.1} µs.\n",
+        "Tiered, over all {} compiles of the ten: median {:.1} µs, p90 {:.1} µs; the median of the ten medians {:.1} µs, the largest {:.1} µs. Optimised only: median {:.1} µs, p90 {:.1} µs.\n",
         pooled.len(),
         median(&mut pooled),
         percentile(&mut pooled, 90.0),
         median(&mut medians),
         medians.iter().cloned().fold(0.0, f64::max),
+        median(&mut pooled_opt),
+        percentile(&mut pooled_opt, 90.0),
+    );
+    *out += &format!(
+        "\n### The quick tier's speed (256 KiB of source, one thread, paired medians of 101)\n\n\
+         | kernel | quick, elements/ns | optimised, elements/ns | quick / optimised |\n|---|---|---|---|\n{speed_lines}"
     );
 
     // The whole matrix into one Jit, by name (parse included), three times each.
@@ -1092,7 +1165,8 @@ fn compile_latency(out: &mut String) {
     let every: Vec<String> = all.iter().map(|r| r.to_string()).collect();
     *out += "\n### Compiling the whole matrix into one `Jit` (fresh each time)\n\n\
              By name, one `Jit::compile` after another (parse included; widths share their \
-             conversion's kernel, so 6,270 conversions are 1,045 compilations), and with \
+             conversion's kernel, so 6,270 conversions are 1,045 compilations; tiered, so the \
+             background thread compiles optimised kernels meanwhile), and with \
              `Jit::compile_many` (Cranelift on one worker thread per core, one finalize).\n\n\
              | requests | run 1 | run 2 | run 3 | per request (median run) |\n|---|---|---|---|---|\n";
     for (what, names) in [
@@ -1354,11 +1428,16 @@ fn main() {
         .measurement_time(Duration::from_millis(1500))
         .configure_from_args();
 
+    // Throughput is the optimised tier's (the code a tiered JIT runs after its first few
+    // hundred microseconds); the quick tier's speed is in the compile section.
     let jit_auto = Jit::new().expect("host JIT");
     let jit1 = Jit::new().expect("host JIT");
     jit1.set_threads(Threads::Exactly(1));
     let jit2 = Jit::new().expect("host JIT");
     jit2.set_threads(Threads::Exactly(2));
+    for jit in [&jit_auto, &jit1, &jit2] {
+        jit.set_tiering(Tiering::OptimisedOnly);
+    }
 
     let mut rows = Vec::new();
     if enabled("CLCONV_BENCH_THROUGHPUT") {

@@ -197,6 +197,31 @@ impl Slot {
     }
 }
 
+/// A count of background jobs and a condition variable to wait for it to reach zero.
+#[derive(Default)]
+struct Pending {
+    count: Mutex<usize>,
+    changed: Condvar,
+}
+
+impl Pending {
+    fn add(&self, n: isize) {
+        let mut count = lock(&self.count);
+        *count = count.saturating_add_signed(n);
+        self.changed.notify_all();
+    }
+
+    fn wait_zero(&self) {
+        let mut count = lock(&self.count);
+        while *count > 0 {
+            count = self
+                .changed
+                .wait(count)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+}
+
 /// Which code [`Jit::compile`] gives a kernel (see [`Jit::set_tiering`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tiering {
@@ -220,8 +245,7 @@ pub(crate) struct JitInner {
     /// 0: [`Tiering::Tiered`], 1: optimised only, 2: quick only.
     tiering: AtomicU8,
     /// Background compiles of this JIT's optimised tier not finished yet.
-    pending: Mutex<usize>,
-    tier_up_done: Condvar,
+    pending: Arc<Pending>,
     /// 0: [`Threads::Auto`]; n: exactly n.
     threads: std::sync::atomic::AtomicUsize,
     /// Run Cranelift's IR verifier on every kernel before compiling it.
@@ -281,8 +305,7 @@ impl Jit {
                 module: Mutex::new(Some(module)),
                 cache: Mutex::new(HashMap::new()),
                 tiering: AtomicU8::new(0),
-                pending: Mutex::new(0),
-                tier_up_done: Condvar::new(),
+                pending: Arc::new(Pending::default()),
                 threads: std::sync::atomic::AtomicUsize::new(0),
                 verify_ir: std::sync::atomic::AtomicBool::new(false),
             }),
@@ -360,14 +383,7 @@ impl Jit {
     /// assert_eq!(k.tier(), Some(Tier::Optimised));
     /// ```
     pub fn finish_tier_up(&self) {
-        let mut pending = lock(&self.inner.pending);
-        while *pending > 0 {
-            pending = self
-                .inner
-                .tier_up_done
-                .wait(pending)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-        }
+        self.inner.pending.wait_zero();
     }
 
     fn entry_point(&self, request: &Request, layout: Layout) -> Result<EntryPoint, JitError> {
@@ -919,12 +935,25 @@ mod tier_up {
 
     struct Job {
         jit: Weak<JitInner>,
+        /// The JIT's count, decremented after the job let go of the JIT.
+        pending: Arc<Pending>,
         request: Request,
         layout: Layout,
         slot: Arc<Slot>,
     }
 
     static QUEUE: OnceLock<Option<Mutex<mpsc::Sender<Job>>>> = OnceLock::new();
+    /// Jobs queued or running, for [`wait_idle`].
+    static IN_FLIGHT: OnceLock<Pending> = OnceLock::new();
+
+    fn in_flight() -> &'static Pending {
+        IN_FLIGHT.get_or_init(Pending::default)
+    }
+
+    /// Waits until the background thread has no job queued or running.
+    pub(super) fn wait_idle() {
+        in_flight().wait_zero();
+    }
 
     /// Queues the optimised compile of the kernel in `slot`; without a background thread (the
     /// OS refused one) the kernel keeps its quick code.
@@ -935,22 +964,29 @@ mod tier_up {
                 .name("clconv-tier-up".into())
                 .spawn(move || {
                     for job in receive {
+                        let pending = job.pending.clone();
                         run(job);
+                        // After `run` let go of the JIT, whose code may have gone with it.
+                        pending.add(-1);
+                        in_flight().add(-1);
                     }
                 })
                 .ok()
                 .map(|_| Mutex::new(send))
         });
         let Some(queue) = queue else { return };
-        *lock(&jit.pending) += 1;
+        jit.pending.add(1);
+        in_flight().add(1);
         let job = Job {
             jit: Arc::downgrade(jit),
+            pending: jit.pending.clone(),
             request,
             layout,
             slot,
         };
         if lock(queue).send(job).is_err() {
-            done(jit);
+            jit.pending.add(-1);
+            in_flight().add(-1);
         }
     }
 
@@ -966,6 +1002,8 @@ mod tier_up {
             jit.static_mode,
             verify_ir,
         );
+        // A failed optimised compile leaves the quick code, which is correct: nothing to report
+        // to a caller that is long gone.
         if let Ok(code) = code {
             let mut module = lock(&jit.module);
             if let Some(module) = module.as_mut() {
@@ -975,15 +1013,6 @@ mod tier_up {
                 }
             }
         }
-        // A failed optimised compile leaves the quick code, which is correct: nothing to report
-        // to a caller that is long gone.
-        done(&jit);
-    }
-
-    fn done(jit: &JitInner) {
-        let mut pending = lock(&jit.pending);
-        *pending = pending.saturating_sub(1);
-        jit.tier_up_done.notify_all();
     }
 }
 
@@ -1142,6 +1171,20 @@ impl Kernel {
                 .try_for_each(|w| w.join().expect("kernel calls do not panic"))
         })
     }
+}
+
+/// Waits until the process's background compiler has finished every optimised kernel queued by
+/// any tiered [`Jit`] (and let go of the JITs it held while compiling, so that the code of a
+/// dropped JIT is unmapped when this returns). [`Jit::finish_tier_up`] waits for one JIT's.
+///
+/// ```
+/// let jit = clconv::jit::Jit::new().unwrap();
+/// jit.compile("convert_short8_sat(int8)").unwrap();
+/// drop(jit);
+/// clconv::jit::wait_for_background_compiles();
+/// ```
+pub fn wait_for_background_compiles() {
+    tier_up::wait_idle();
 }
 
 /// How many threads a batch run uses.

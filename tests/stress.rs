@@ -15,7 +15,10 @@ use std::sync::{Mutex, MutexGuard};
 /// Held by every test: measurements must not see another test's compilations.
 fn serial() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+    let guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    // The previous test's JITs may still be held by the background compiler for a moment.
+    clconv::jit::wait_for_background_compiles();
+    guard
 }
 
 fn ext() -> Extensions {
@@ -199,6 +202,8 @@ fn compiling_the_same_requests_again_and_again_stays_bounded() {
     for r in &requests {
         jit.compile_request(r).unwrap();
     }
+    // Tiered: the optimised kernels arrive from the background thread; count code after them.
+    jit.finish_tier_up();
     let kernels = jit.cached_kernels();
     let distinct: std::collections::HashSet<_> = requests
         .iter()
@@ -240,6 +245,9 @@ fn dropping_the_jit_unmaps_its_code() {
     for r in requests().iter().take(30) {
         kept.push(jit.compile_request(r).unwrap());
     }
+    // Both tiers' code, before the last handle goes (a queued background compile holds the
+    // JIT until it ends).
+    jit.finish_tier_up();
     let with_code = jit_code_bytes();
     assert!(
         with_code >= baseline + 30 * 4096,
@@ -282,6 +290,7 @@ fn many_jits_created_and_dropped_stay_bounded() {
             .map(|r| kernel_of(r, Layout::Packed))
             .collect();
         assert_eq!(jit.cached_kernels(), distinct.len());
+        jit.finish_tier_up();
     };
     // Warm up allocator pools and lazily initialised statics.
     for k in 0..20 {
