@@ -693,11 +693,12 @@ impl fmt::Display for Example {
 ///
 /// Its `Display` is one tab-separated line, the same that `--state` files hold:
 /// `PASS|FAIL  request  layout  flags  N inputs  N mismatches  N corrections  N reference-checked
-/// S s`, then for a failure the error or up to four examples.
+/// S s`, then for a failure the error or up to four examples. The flags column is the flag set,
+/// with `/quick` for the quick tier's code (`host/quick`).
 ///
 /// ```
 /// use clconv::exhaustive::{Run, RunResult};
-/// use clconv::jit::X64Flags;
+/// use clconv::jit::{Tier, X64Flags};
 /// use clconv::{Extensions, Layout, Request};
 /// let r = RunResult {
 ///     run: Run {
@@ -705,6 +706,7 @@ impl fmt::Display for Example {
 ///         layout: Layout::Packed,
 ///     },
 ///     flags: X64Flags::Host,
+///     tier: Tier::Optimised,
 ///     inputs: 1 << 32,
 ///     mismatches: 0,
 ///     corrections: 0,

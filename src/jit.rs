@@ -419,7 +419,7 @@ impl Jit {
             )
         };
         // Without its optimisation passes Cranelift 0.135 cannot lower a few vector patterns
-        // the recipes rely on it to rewrite (`snarrow.i64x2` of the double -> char/short
+        // the recipes rely on it to rewrite (`snarrow`/`uunarrow.i64x2` of double -> 8- to 32-bit
         // recipes): those kernels start on the optimised tier.
         let (entry, tier) = match compile(module, tier) {
             Err(JitError::Compile { .. }) if tier == Tier::Quick => {
