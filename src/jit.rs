@@ -1228,15 +1228,21 @@ impl Jit {
             .threads
             .load(std::sync::atomic::Ordering::Relaxed)
         {
-            0 if src_len >= PARALLEL_THRESHOLD => {
-                std::thread::available_parallelism().map_or(1, |n| n.get())
-            }
+            0 if src_len >= PARALLEL_THRESHOLD => cores(),
             0 => 1,
             // More threads than a few per core only adds start-up cost (and a huge count would
             // spawn one thread per vector).
-            n => n.min(4 * std::thread::available_parallelism().map_or(1, |c| c.get())),
+            n => n.min(4 * cores()),
         }
     }
+}
+
+/// The cores this process may use, asked once: `available_parallelism` reads the affinity mask
+/// and cgroup files (seven system calls, about 30 µs here), which per run was more than a
+/// 16-element conversion takes.
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 fn check_element(
