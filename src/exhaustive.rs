@@ -963,10 +963,7 @@ pub fn run(
         None => Done::new(),
     };
     let jit = Jit::with_options(options.flags, Extensions::with_fp16(), Rounding::Rte)?;
-    jit.set_tiering(match options.tier {
-        Tier::Optimised => Tiering::OptimisedOnly,
-        Tier::Quick => Tiering::QuickOnly,
-    });
+    jit.set_tiering(Tiering::only(options.tier));
     // Parallelism comes from the chunks: each kernel call stays on its thread.
     jit.set_threads(Threads::Exactly(1));
     let threads = match options.threads {

@@ -235,6 +235,21 @@ pub enum Tiering {
     QuickOnly,
 }
 
+impl Tiering {
+    /// The tiering that compiles `tier`'s code only.
+    ///
+    /// ```
+    /// use clconv::jit::{Tier, Tiering};
+    /// assert_eq!(Tiering::only(Tier::Quick), Tiering::QuickOnly);
+    /// ```
+    pub const fn only(tier: Tier) -> Tiering {
+        match tier {
+            Tier::Optimised => Tiering::OptimisedOnly,
+            Tier::Quick => Tiering::QuickOnly,
+        }
+    }
+}
+
 pub(crate) struct JitInner {
     pub(crate) isa: OwnedTargetIsa,
     quick_isa: OwnedTargetIsa,
@@ -407,26 +422,10 @@ impl Jit {
             Tiering::OptimisedOnly => Tier::Optimised,
             Tiering::Tiered | Tiering::QuickOnly => Tier::Quick,
         };
-        let compile = |module: &mut JITModule, tier| {
-            compile_into(
-                module,
-                self.inner.isa_for(tier),
-                &request,
-                layout,
-                tier,
-                self.inner.static_mode,
-                self.verifies_ir(),
-            )
-        };
-        // Without its optimisation passes Cranelift 0.135 cannot lower a few vector patterns
-        // the recipes rely on it to rewrite (`snarrow`/`uunarrow.i64x2` of double -> 8- to 32-bit
-        // recipes): those kernels start on the optimised tier.
-        let (entry, tier) = match compile(module, tier) {
-            Err(JitError::Compile { .. }) if tier == Tier::Quick => {
-                (compile(module, Tier::Optimised)?, Tier::Optimised)
-            }
-            result => (result?, tier),
-        };
+        let (code, tier) = self
+            .inner
+            .compile_code(&request, layout, tier, self.verifies_ir())?;
+        let entry = install_finalized(module, &request, layout, tier, &code)?;
         let slot = Slot::new(entry, tier);
         lock(&self.inner.cache).insert(key, slot.clone());
         drop(module_guard);
@@ -485,20 +484,8 @@ impl Jit {
             Tiering::QuickOnly => Tier::Quick,
             Tiering::Tiered | Tiering::OptimisedOnly => Tier::Optimised,
         };
-        let inner = &self.inner;
-        let (static_mode, verify_ir) = (self.inner.static_mode, self.verifies_ir());
-        let compile = |request: &Request, tier| {
-            let code = compile_machine_code(
-                inner.isa_for(tier),
-                request,
-                layout,
-                tier,
-                static_mode,
-                verify_ir,
-            );
-            (code, tier)
-        };
-        let mut compiled: Vec<Option<(Result<MachineCode, JitError>, Tier)>> =
+        let (inner, verify_ir) = (&self.inner, self.verifies_ir());
+        let mut compiled: Vec<Option<Result<(MachineCode, Tier), JitError>>> =
             (0..todo.len()).map(|_| None).collect();
         std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
@@ -510,12 +497,7 @@ impl Jit {
                             let Some(request) = todo.get(i) else {
                                 return done;
                             };
-                            // As in `slot`: the few kernels without a quick form start optimised.
-                            let piece = match compile(request, tier) {
-                                (Err(_), Tier::Quick) => compile(request, Tier::Optimised),
-                                piece => piece,
-                            };
-                            done.push((i, piece));
+                            done.push((i, inner.compile_code(request, layout, tier, verify_ir)));
                         }
                     })
                 })
@@ -528,8 +510,8 @@ impl Jit {
         });
         let mut pieces = Vec::with_capacity(todo.len());
         for (request, piece) in todo.iter().zip(compiled) {
-            let (code, tier) = piece.expect("every request was taken");
-            pieces.push((request, code?, tier));
+            let (code, tier) = piece.expect("every request was taken")?;
+            pieces.push((request, code, tier));
         }
         let mut ids = Vec::with_capacity(pieces.len());
         for (request, code, tier) in &pieces {
@@ -737,19 +719,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn compile_into(
-    module: &mut JITModule,
-    isa: &OwnedTargetIsa,
-    request: &Request,
-    layout: Layout,
-    tier: Tier,
-    static_mode: Rounding,
-    verify_ir: bool,
-) -> Result<EntryPoint, JitError> {
-    let code = compile_machine_code(isa, request, layout, tier, static_mode, verify_ir)?;
-    install_finalized(module, request, layout, tier, &code)
-}
-
 /// Installs compiled code in `module` and makes it executable.
 fn install_finalized(
     module: &mut JITModule,
@@ -925,6 +894,27 @@ impl JitInner {
             Tier::Quick => &self.quick_isa,
         }
     }
+
+    /// Compiles `request`'s kernel in `tier`, and the tier it got: without its optimisation
+    /// passes Cranelift 0.135 cannot lower a few vector patterns the recipes rely on it to
+    /// rewrite (`snarrow`/`uunarrow.i64x2` of double -> 8- to 32-bit integers), so those
+    /// kernels come back optimised.
+    fn compile_code(
+        &self,
+        request: &Request,
+        layout: Layout,
+        tier: Tier,
+        verify_ir: bool,
+    ) -> Result<(MachineCode, Tier), JitError> {
+        let compile = |tier| {
+            let isa = self.isa_for(tier);
+            compile_machine_code(isa, request, layout, tier, self.static_mode, verify_ir)
+        };
+        match compile(tier) {
+            Err(_) if tier == Tier::Quick => Ok((compile(Tier::Optimised)?, Tier::Optimised)),
+            result => Ok((result?, tier)),
+        }
+    }
 }
 
 /// The background thread that compiles optimised kernels for tiered JITs: one per process,
@@ -994,17 +984,9 @@ mod tier_up {
         let Some(jit) = job.jit.upgrade() else { return };
         let verify_ir = jit.verify_ir.load(Ordering::Relaxed);
         let (request, layout) = (&job.request, job.layout);
-        let code = compile_machine_code(
-            &jit.isa,
-            request,
-            layout,
-            Tier::Optimised,
-            jit.static_mode,
-            verify_ir,
-        );
         // A failed optimised compile leaves the quick code, which is correct: nothing to report
         // to a caller that is long gone.
-        if let Ok(code) = code {
+        if let Ok((code, _)) = jit.compile_code(request, layout, Tier::Optimised, verify_ir) {
             let mut module = lock(&jit.module);
             if let Some(module) = module.as_mut() {
                 let installed = install_finalized(module, request, layout, Tier::Optimised, &code);

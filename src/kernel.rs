@@ -190,19 +190,17 @@ pub fn run_in_granules<E>(
     let (tail_in, tail_out) = (granule * src_bytes, granule * dst_bytes);
     let (from, to) = (&src[whole * src_bytes..], &mut dst[whole * dst_bytes..]);
     let (rest_in, rest_out) = (rest * src_bytes, rest * dst_bytes);
-    if tail_in.max(tail_out) <= TAIL_STACK_BYTES {
-        let mut padded_in = [0u8; TAIL_STACK_BYTES];
-        let mut padded_out = [0u8; TAIL_STACK_BYTES];
-        padded_in[..rest_in].copy_from_slice(&from[..rest_in]);
-        call(&padded_in[..tail_in], &mut padded_out[..tail_out], granule)?;
-        to[..rest_out].copy_from_slice(&padded_out[..rest_out]);
+    let (mut stack_in, mut stack_out) = ([0u8; TAIL_STACK_BYTES], [0u8; TAIL_STACK_BYTES]);
+    let mut heap: (Vec<u8>, Vec<u8>);
+    let (padded_in, padded_out) = if tail_in.max(tail_out) <= TAIL_STACK_BYTES {
+        (&mut stack_in[..tail_in], &mut stack_out[..tail_out])
     } else {
-        let mut padded_in = vec![0u8; tail_in];
-        let mut padded_out = vec![0u8; tail_out];
-        padded_in[..rest_in].copy_from_slice(&from[..rest_in]);
-        call(&padded_in, &mut padded_out, granule)?;
-        to[..rest_out].copy_from_slice(&padded_out[..rest_out]);
-    }
+        heap = (vec![0u8; tail_in], vec![0u8; tail_out]);
+        (&mut heap.0[..], &mut heap.1[..])
+    };
+    padded_in[..rest_in].copy_from_slice(&from[..rest_in]);
+    call(padded_in, padded_out, granule)?;
+    to[..rest_out].copy_from_slice(&padded_out[..rest_out]);
     Ok(())
 }
 

@@ -709,10 +709,7 @@ fn check(args: &Args) -> Result<ExitCode, Usage> {
     let mut jits = Vec::new();
     for tier in args.tiers()? {
         let jit = Jit::with_options(args.flags()?, ext, Rounding::Rte)?;
-        jit.set_tiering(match tier {
-            Tier::Optimised => Tiering::OptimisedOnly,
-            Tier::Quick => Tiering::QuickOnly,
-        });
+        jit.set_tiering(Tiering::only(tier));
         jits.push((tier, jit));
     }
     let requests: Vec<Request> = Request::all(ext)

@@ -8,15 +8,7 @@ use clconv::{kernel, Extensions, Layout, Request, Rounding, ScalarType, Width};
 /// backend cannot lower the `snarrow`/`uunarrow.i64x2` of the double -> char/uchar/short/ushort/int/uint
 /// recipes, so the JIT starts those 60 kernels on the optimised tier (`tests/tiering.rs`).
 fn no_quick_form(t: Target, r: &Request, tier: kernel::Tier, why: &str) -> bool {
-    let narrow = matches!(
-        r.dst().elem,
-        ScalarType::Char
-            | ScalarType::UChar
-            | ScalarType::Short
-            | ScalarType::UShort
-            | ScalarType::Int
-            | ScalarType::UInt
-    );
+    let narrow = r.dst().elem.is_integer() && r.dst().elem.bits() <= 32;
     tier == kernel::Tier::Quick
         && Target::X86_64.contains(&t)
         && r.src().elem == ScalarType::Double
