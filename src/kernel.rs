@@ -105,8 +105,38 @@ pub fn build_tier(
     index: u32,
     tier: Tier,
 ) -> Result<Built, TableError> {
+    let mut func = Function::new();
+    let (row, granule) = build_tier_into(
+        &mut func,
+        &mut FunctionBuilderContext::new(),
+        request,
+        layout,
+        static_mode,
+        isa,
+        index,
+        tier,
+    )?;
+    Ok(Built { func, row, granule })
+}
+
+/// [`build_tier`] into a function and builder context the caller keeps (the JIT reuses one
+/// pair per thread: their allocations outlive a kernel). `func` is overwritten; returns the
+/// table row and the granule.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn build_tier_into(
+    func: &mut Function,
+    fctx: &mut FunctionBuilderContext,
+    request: &Request,
+    layout: Layout,
+    static_mode: Rounding,
+    isa: &dyn TargetIsa,
+    index: u32,
+    tier: Tier,
+) -> Result<(&'static Row, usize), TableError> {
     let row = table::choose_for(isa, &key_of(request, static_mode))?;
-    let func = build_with_recipe(
+    build_with_recipe_into(
+        func,
+        fctx,
         request,
         layout,
         static_mode,
@@ -115,8 +145,7 @@ pub fn build_tier(
         index,
         tier,
     );
-    let granule = granule(request, layout, static_mode, row.recipe);
-    Ok(Built { func, row, granule })
+    Ok((row, granule(request, layout, static_mode, row.recipe)))
 }
 
 /// The granule of the kernel [`build_with_recipe`] makes (see [`Built::granule`]).
@@ -238,10 +267,38 @@ pub fn build_with_recipe(
     index: u32,
     tier: Tier,
 ) -> Function {
-    let sig = signature(frontend.default_call_conv);
-    let mut func = Function::with_name_signature(UserFuncName::user(0, index), sig);
-    let mut fctx = FunctionBuilderContext::new();
-    let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+    let mut func = Function::new();
+    build_with_recipe_into(
+        &mut func,
+        &mut FunctionBuilderContext::new(),
+        request,
+        layout,
+        static_mode,
+        recipe,
+        frontend,
+        index,
+        tier,
+    );
+    func
+}
+
+/// [`build_with_recipe`] into `func` (overwritten) with the caller's builder context.
+#[allow(clippy::too_many_arguments)]
+fn build_with_recipe_into(
+    func: &mut Function,
+    fctx: &mut FunctionBuilderContext,
+    request: &Request,
+    layout: Layout,
+    static_mode: Rounding,
+    recipe: &Recipe,
+    frontend: TargetFrontendConfig,
+    index: u32,
+    tier: Tier,
+) {
+    func.clear();
+    func.name = UserFuncName::user(0, index);
+    func.signature = signature(frontend.default_call_conv);
+    let mut b = FunctionBuilder::new(func, fctx);
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -280,7 +337,6 @@ pub fn build_with_recipe(
     b.ins().return_(&[]);
     b.seal_all_blocks();
     b.finalize(frontend);
-    func
 }
 
 fn flags() -> MemFlagsData {
