@@ -35,10 +35,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig, TargetIsa};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_jit::JITModule;
-use cranelift_module::{FuncOrDataId, Module};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Mutex, MutexGuard};
 
 /// Why compiling or running an arithmetic kernel failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -247,7 +244,7 @@ type ArithFn = extern "C" fn(*const u8, *const u8, *const u8, *mut u8, i64);
 /// A compiled arithmetic batch kernel, from [`Jit::compile_arith`]. Holds its [`Jit`], so the
 /// code lives as long as the kernel.
 pub struct ArithKernel {
-    /// Keeps the module, and so the code behind the entry points, alive.
+    /// Keeps the JIT, and so the code behind the entry points, alive.
     _jit: Jit,
     request: ArithRequest,
     packed: usize,
@@ -348,7 +345,7 @@ impl ArithKernel {
         let c = ptrs.get(2).copied().unwrap_or(a);
         // SAFETY: `entry` is a function this kernel's Jit compiled from `build` for this
         // request and layout, with the SystemV signature of `ArithFn`; `self._jit` keeps its
-        // module (and so the code) alive. `vector_count` proved that every operand buffer and
+        // code memory alive. `vector_count` proved that every operand buffer and
         // the destination hold exactly `vectors` vectors of the request in this layout, and the
         // kernel reads and writes only those bytes, reading only the operands the operation
         // takes. `dst` comes from an exclusive borrow, so no operand overlaps it.
@@ -358,11 +355,6 @@ impl ArithKernel {
     }
 }
 
-fn lock(m: &Mutex<Option<JITModule>>) -> MutexGuard<'_, Option<JITModule>> {
-    // A panic while holding the lock is caught inside compilation; the module stays consistent.
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 fn compile_error(request: &ArithRequest, why: String) -> JitError {
     JitError::Compile {
         request: request.to_string(),
@@ -370,28 +362,13 @@ fn compile_error(request: &ArithRequest, why: String) -> JitError {
     }
 }
 
-/// Compiles (or finds, by its symbol name) the kernel of a resolved request and layout in the
-/// Jit's module. The module's symbol table is the cache.
+/// Compiles (or finds in the Jit's arithmetic cache) the kernel of a resolved request and
+/// layout.
 fn entry_point(jit: &Jit, request: &ArithRequest, layout: Layout) -> Result<usize, JitError> {
     let inner = &jit.inner;
-    let name = format!(
-        "clconv_arith__{}_{}__{}",
-        request.function_name(),
-        request.ty(),
-        layout.name()
-    );
-    let mut guard = lock(&inner.module);
-    let module = guard
-        .as_mut()
-        .expect("the module lives until the Jit drops");
-    if let Some(FuncOrDataId::Func(id)) = module.get_name(&name) {
-        // Declared before: compiled, unless that compilation failed (a clconv bug), in which
-        // case cranelift-jit panics on the lookup; report that as the error it is.
-        let module = &*module;
-        return catch_unwind(AssertUnwindSafe(|| {
-            module.get_finalized_function(id) as usize
-        }))
-        .map_err(|_| compile_error(request, "an earlier attempt to compile it failed".into()));
+    let key = (*request, layout);
+    if let Some(&addr) = jit::lock(&inner.arith_cache).get(&key) {
+        return Ok(addr);
     }
     let isa = &inner.isa;
     let func = catch_unwind(AssertUnwindSafe(|| {
@@ -401,11 +378,16 @@ fn entry_point(jit: &Jit, request: &ArithRequest, layout: Layout) -> Result<usiz
     let verify_ir = inner.verify_ir.load(std::sync::atomic::Ordering::Relaxed);
     let code = jit::compile_function(&**isa, func, verify_ir)
         .map_err(|why| compile_error(request, why))?;
-    let id = jit::install_named(module, &name, &code).map_err(|why| compile_error(request, why))?;
-    module
-        .finalize_definitions()
-        .map_err(|e| compile_error(request, e.to_string()))?;
-    Ok(module.get_finalized_function(id) as usize)
+    let mut memory = jit::lock(&inner.code);
+    // Another thread may have compiled it meanwhile: keep the first.
+    if let Some(&addr) = jit::lock(&inner.arith_cache).get(&key) {
+        return Ok(addr);
+    }
+    let addr = memory
+        .install(&[code.as_code()])
+        .map_err(|why| compile_error(request, why))?[0];
+    jit::lock(&inner.arith_cache).insert(key, addr);
+    Ok(addr)
 }
 
 impl Jit {

@@ -1,5 +1,6 @@
-//! The JIT: compiles batch kernels with cranelift-jit for the host (or a chosen x86-64 flag set),
-//! caches them by canonical request, and runs them on buffers through a safe API.
+//! The JIT: compiles batch kernels with Cranelift for the host (or a chosen x86-64 flag set),
+//! installs them in its own executable memory (`src/code_memory.rs`), caches them by canonical
+//! request, and runs them on buffers through a safe API.
 //!
 //! ```
 //! use clconv::jit::Jit;
@@ -27,6 +28,7 @@
 //! when it starts. Both tiers implement the same recipe and are checked the same way.
 
 use crate::buffer::{self, BufferError};
+use crate::code_memory::{Code, CodeMemory};
 use crate::kernel;
 use crate::request::{Builtin, Conversion, Request, RequestError};
 use crate::target::Target;
@@ -35,8 +37,6 @@ use cranelift_codegen::ir::Function;
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::verifier::verify_function;
 use cranelift_frontend::FunctionBuilderContext;
-use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{default_libcall_names, Linkage, Module};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -257,8 +257,12 @@ pub(crate) struct JitInner {
     quick_isa: OwnedTargetIsa,
     ext: Extensions,
     pub(crate) static_mode: Rounding,
-    pub(crate) module: Mutex<Option<JITModule>>,
+    /// The executable memory every kernel of this JIT lives in, and the lock installs take.
+    pub(crate) code: Mutex<CodeMemory>,
     cache: Mutex<HashMap<(Request, Layout), Arc<Slot>>>,
+    /// The arithmetic kernels compiled ([`crate::arith_kernel`]): entry point by request and
+    /// layout.
+    pub(crate) arith_cache: Mutex<HashMap<(crate::arith::ArithRequest, Layout), usize>>,
     /// 0: [`Tiering::Tiered`], 1: optimised only, 2: quick only.
     tiering: AtomicU8,
     /// Background compiles of this JIT's optimised tier not finished yet.
@@ -267,22 +271,6 @@ pub(crate) struct JitInner {
     threads: std::sync::atomic::AtomicUsize,
     /// Run Cranelift's IR verifier on every kernel before compiling it.
     pub(crate) verify_ir: std::sync::atomic::AtomicBool,
-}
-
-impl Drop for JitInner {
-    fn drop(&mut self) {
-        let module = self
-            .module
-            .get_mut()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take();
-        if let Some(module) = module {
-            // SAFETY: every entry point into this module is held by this JitInner's cache or
-            // by a Kernel that holds an Arc to it; the last Arc is going away, so no entry
-            // point remains to be called and none is executing.
-            unsafe { module.free_memory() };
-        }
-    }
 }
 
 /// The JIT compiler: compiles and caches batch kernels.
@@ -310,17 +298,16 @@ impl Jit {
             .target()
             .quick_isa()
             .map_err(|e| JitError::Isa(e.to_string()))?;
-        let mut builder = JITBuilder::with_isa(isa.clone(), default_libcall_names());
-        builder.symbols(libcalls::symbols());
-        let module = JITModule::new(builder);
+        let code = CodeMemory::new(libcalls::address).map_err(JitError::Isa)?;
         Ok(Jit {
             inner: Arc::new(JitInner {
                 isa,
                 quick_isa,
                 ext,
                 static_mode,
-                module: Mutex::new(Some(module)),
+                code: Mutex::new(code),
                 cache: Mutex::new(HashMap::new()),
+                arith_cache: Mutex::new(HashMap::new()),
                 tiering: AtomicU8::new(0),
                 pending: Arc::new(Pending::default()),
                 threads: std::sync::atomic::AtomicUsize::new(0),
@@ -413,12 +400,11 @@ impl Jit {
         if let Some(slot) = lock(&self.inner.cache).get(&key) {
             return Ok(slot.clone());
         }
-        let mut module_guard = lock(&self.inner.module);
-        // Another thread may have compiled it while this one waited for the module.
+        let mut memory = lock(&self.inner.code);
+        // Another thread may have compiled it while this one waited for the lock.
         if let Some(slot) = lock(&self.inner.cache).get(&key) {
             return Ok(slot.clone());
         }
-        let module = module_guard.as_mut().expect("module lives until drop");
         let tiering = self.tiering();
         let tier = match tiering {
             Tiering::OptimisedOnly => Tier::Optimised,
@@ -427,10 +413,10 @@ impl Jit {
         let (code, tier) = self
             .inner
             .compile_code(&request, layout, tier, self.verifies_ir())?;
-        let entry = install_finalized(module, &request, layout, tier, &code)?;
+        let entry = install(&mut memory, &request, &code)?;
         let slot = Slot::new(entry, tier);
         lock(&self.inner.cache).insert(key, slot.clone());
-        drop(module_guard);
+        drop(memory);
         if tiering == Tiering::Tiered && tier == Tier::Quick {
             tier_up::queue(&self.inner, request, layout, slot.clone());
         }
@@ -463,7 +449,7 @@ impl Jit {
     /// ```
     pub fn compile_many(&self, requests: &[Request]) -> Result<Vec<Kernel>, JitError> {
         let layout = Layout::Packed;
-        let mut module_guard = lock(&self.inner.module);
+        let mut memory = lock(&self.inner.code);
         let mut todo: Vec<Request> = Vec::new();
         {
             let cache = lock(&self.inner.cache);
@@ -476,7 +462,6 @@ impl Jit {
                 }
             }
         }
-        let module = module_guard.as_mut().expect("module lives until drop");
         // Compiling is worth a thread per core whatever the batch's size.
         let workers = self.threads_for(usize::MAX).clamp(1, todo.len().max(1));
         let next = std::sync::atomic::AtomicUsize::new(0);
@@ -515,28 +500,23 @@ impl Jit {
             let (code, tier) = piece.expect("every request was taken")?;
             pieces.push((request, code, tier));
         }
-        let mut ids = Vec::with_capacity(pieces.len());
-        for (request, code, tier) in &pieces {
-            let id = install(module, request, layout, *tier, code)?;
-            ids.push(id);
-        }
-        module
-            .finalize_definitions()
-            .map_err(|e| JitError::Compile {
-                request: format!("{} kernels", pieces.len()),
-                why: e.to_string(),
-            })?;
+        // One install for the batch: its kernels share pages, made executable at once.
+        let codes: Vec<Code> = pieces.iter().map(|(_, code, _)| code.as_code()).collect();
+        let addrs = memory.install(&codes).map_err(|why| JitError::Compile {
+            request: format!("{} kernels", pieces.len()),
+            why,
+        })?;
         {
             let mut cache = lock(&self.inner.cache);
-            for ((request, code, tier), id) in pieces.iter().zip(ids) {
+            for ((request, code, tier), addr) in pieces.iter().zip(addrs) {
                 let entry = EntryPoint {
-                    addr: module.get_finalized_function(id) as usize,
+                    addr,
                     granule: code.granule,
                 };
                 cache.insert((**request, layout), Slot::new(entry, *tier));
             }
         }
-        drop(module_guard);
+        drop(memory);
         requests.iter().map(|r| self.compile_request(r)).collect()
     }
 
@@ -622,31 +602,33 @@ impl Jit {
 
 /// The routines Cranelift's x86-64 backend calls where the flag set lacks an instruction: libm's
 /// rounding and fma without SSE4.1 or FMA, and its own `__cranelift_x86_pshufb` without SSSE3.
-/// cranelift-jit would look them up by name in the process, where a Rust program need not
-/// export them (nor even link libm) and the pshufb helper never exists: it panics with "can't
-/// resolve libcall", which made every rounding or shuffling kernel fail with `X64Flags::Sse2`.
+/// Looked up by name in the process (as cranelift-jit did), they need not exist: a Rust program
+/// need not export them (nor even link libm) and the pshufb helper never exists, which made every
+/// rounding or shuffling kernel fail with `X64Flags::Sse2`. So the JIT provides its own.
 mod libcalls {
-    pub(super) fn symbols() -> Vec<(&'static str, *const u8)> {
+    use cranelift_codegen::ir::LibCall;
+
+    /// Where the helper for `libcall` lives; `None` for libcalls no kernel uses.
+    pub(super) fn address(libcall: LibCall) -> Option<*const u8> {
         type F32Fn = extern "C" fn(f32) -> f32;
         type F64Fn = extern "C" fn(f64) -> f64;
         type Fma32 = extern "C" fn(f32, f32, f32) -> f32;
         type Fma64 = extern "C" fn(f64, f64, f64) -> f64;
-        #[allow(unused_mut)]
-        let mut symbols = vec![
-            ("ceilf", ceil_f32 as F32Fn as *const u8),
-            ("ceil", ceil_f64 as F64Fn as *const u8),
-            ("floorf", floor_f32 as F32Fn as *const u8),
-            ("floor", floor_f64 as F64Fn as *const u8),
-            ("truncf", trunc_f32 as F32Fn as *const u8),
-            ("trunc", trunc_f64 as F64Fn as *const u8),
-            ("nearbyintf", nearest_f32 as F32Fn as *const u8),
-            ("nearbyint", nearest_f64 as F64Fn as *const u8),
-            ("fmaf", fma_f32 as Fma32 as *const u8),
-            ("fma", fma_f64 as Fma64 as *const u8),
-        ];
-        #[cfg(all(target_arch = "x86_64", unix))]
-        symbols.push(("__cranelift_x86_pshufb", x86::pshufb_ptr()));
-        symbols
+        Some(match libcall {
+            LibCall::CeilF32 => ceil_f32 as F32Fn as *const u8,
+            LibCall::CeilF64 => ceil_f64 as F64Fn as *const u8,
+            LibCall::FloorF32 => floor_f32 as F32Fn as *const u8,
+            LibCall::FloorF64 => floor_f64 as F64Fn as *const u8,
+            LibCall::TruncF32 => trunc_f32 as F32Fn as *const u8,
+            LibCall::TruncF64 => trunc_f64 as F64Fn as *const u8,
+            LibCall::NearestF32 => nearest_f32 as F32Fn as *const u8,
+            LibCall::NearestF64 => nearest_f64 as F64Fn as *const u8,
+            LibCall::FmaF32 => fma_f32 as Fma32 as *const u8,
+            LibCall::FmaF64 => fma_f64 as Fma64 as *const u8,
+            #[cfg(all(target_arch = "x86_64", unix))]
+            LibCall::X86Pshufb => x86::pshufb_ptr(),
+            _ => return None,
+        })
     }
 
     extern "C" fn ceil_f32(x: f32) -> f32 {
@@ -716,28 +698,25 @@ mod libcalls {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A panic while holding the lock is caught inside; the data stays consistent.
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Installs compiled code in `module` and makes it executable.
-fn install_finalized(
-    module: &mut JITModule,
+/// Installs a kernel's compiled code in `memory`, executable.
+fn install(
+    memory: &mut CodeMemory,
     request: &Request,
-    layout: Layout,
-    tier: Tier,
     code: &MachineCode,
 ) -> Result<EntryPoint, JitError> {
-    let id = install(module, request, layout, tier, code)?;
-    module
-        .finalize_definitions()
-        .map_err(|e| JitError::Compile {
+    let addrs = memory
+        .install(&[code.as_code()])
+        .map_err(|why| JitError::Compile {
             request: request.to_string(),
-            why: e.to_string(),
+            why,
         })?;
     Ok(EntryPoint {
-        addr: module.get_finalized_function(id) as usize,
+        addr: addrs[0],
         granule: code.granule,
     })
 }
@@ -779,13 +758,21 @@ pub fn shared_kernel(request: &Request, layout: Layout) -> (Request, Layout, usi
 
 /// One kernel's machine code, compiled but not installed in a module.
 pub(crate) struct MachineCode {
-    /// The compiled function's signature and external names (its body is not kept).
-    func: Function,
     bytes: Vec<u8>,
     alignment: u64,
     relocs: Vec<cranelift_codegen::FinalizedMachReloc>,
     /// See [`kernel::Built::granule`].
     granule: usize,
+}
+
+impl MachineCode {
+    pub(crate) fn as_code(&self) -> Code<'_> {
+        Code {
+            bytes: &self.bytes,
+            alignment: self.alignment,
+            relocs: &self.relocs,
+        }
+    }
 }
 
 /// Builds and compiles `request`'s kernel without touching a module (so that it can run on any
@@ -901,11 +888,7 @@ fn build_and_compile(
                 .max(isa.symbol_alignment());
             let bytes = code.code_buffer().to_vec();
             let relocs = code.buffer.relocs().to_vec();
-            let func = &ws.ctx.func;
-            let mut stub = Function::with_name_signature(func.name.clone(), func.signature.clone());
-            stub.params = func.params.clone();
             Ok(MachineCode {
-                func: stub,
                 bytes,
                 alignment,
                 relocs,
@@ -918,42 +901,6 @@ fn build_and_compile(
         }
         result
     })
-}
-
-/// Declares and defines a conversion kernel's compiled code in `module` (finalizing is the
-/// caller's).
-fn install(
-    module: &mut JITModule,
-    request: &Request,
-    layout: Layout,
-    tier: Tier,
-    code: &MachineCode,
-) -> Result<cranelift_module::FuncId, JitError> {
-    let name = format!("{}__{}__{}", request.mangled(), layout.name(), tier.name());
-    install_named(module, &name, code).map_err(|why| JitError::Compile {
-        request: request.to_string(),
-        why,
-    })
-}
-
-/// Declares `name` in `module` and defines it as `code` (finalizing is the caller's).
-pub(crate) fn install_named(
-    module: &mut JITModule,
-    name: &str,
-    code: &MachineCode,
-) -> Result<cranelift_module::FuncId, String> {
-    let id = module
-        .declare_function(name, Linkage::Local, &code.func.signature)
-        .map_err(|e| e.to_string())?;
-    let relocs: Vec<cranelift_module::ModuleReloc> = code
-        .relocs
-        .iter()
-        .map(|r| cranelift_module::ModuleReloc::from_mach_reloc(r, &code.func, id))
-        .collect();
-    module
-        .define_function_bytes(id, code.alignment, &code.bytes, &relocs)
-        .map_err(|e| e.to_string())?;
-    Ok(id)
 }
 
 /// What a caught panic says, as the error text of a failed compilation.
@@ -1066,12 +1013,8 @@ mod tier_up {
         // A failed optimised compile leaves the quick code, which is correct: nothing to report
         // to a caller that is long gone.
         if let Ok((code, _)) = jit.compile_code(request, layout, Tier::Optimised, verify_ir) {
-            let mut module = lock(&jit.module);
-            if let Some(module) = module.as_mut() {
-                let installed = install_finalized(module, request, layout, Tier::Optimised, &code);
-                if let Ok(entry) = installed {
-                    job.slot.upgrade(entry);
-                }
+            if let Ok(entry) = install(&mut lock(&jit.code), request, &code) {
+                job.slot.upgrade(entry);
             }
         }
     }

@@ -25,6 +25,7 @@ pub mod arith;
 pub mod arith_kernel;
 pub mod buffer;
 pub mod check;
+mod code_memory;
 pub mod exhaustive;
 pub mod fuzz_targets;
 pub mod interp;

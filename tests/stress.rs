@@ -172,7 +172,7 @@ fn rss() -> usize {
     pages * 4096
 }
 
-/// Bytes of anonymous executable mappings: where cranelift-jit puts machine code.
+/// Bytes of anonymous executable mappings: where the JIT puts machine code (src/code_memory.rs).
 fn jit_code_bytes() -> usize {
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
     maps.lines()
