@@ -31,6 +31,7 @@ use crate::buffer::{self, BufferError};
 use crate::code_memory::{Code, CodeMemory};
 use crate::kernel;
 use crate::request::{Builtin, Conversion, Request, RequestError};
+use crate::table::IsaFeatures;
 use crate::target::Target;
 use crate::types::{Extensions, Layout, Rounding, ScalarType, VectorType, Width};
 use cranelift_codegen::ir::Function;
@@ -255,6 +256,8 @@ impl Tiering {
 pub(crate) struct JitInner {
     pub(crate) isa: OwnedTargetIsa,
     quick_isa: OwnedTargetIsa,
+    /// Both ISAs' features (the tiers differ in Cranelift's settings, not in the ISA's flags).
+    features: IsaFeatures,
     ext: Extensions,
     pub(crate) static_mode: Rounding,
     /// The executable memory every kernel of this JIT lives in, and the lock installs take.
@@ -299,10 +302,12 @@ impl Jit {
             .quick_isa()
             .map_err(|e| JitError::Isa(e.to_string()))?;
         let code = CodeMemory::new(libcalls::address).map_err(JitError::Isa)?;
+        let features = IsaFeatures::of(&*isa).map_err(|e| JitError::Isa(e.to_string()))?;
         Ok(Jit {
             inner: Arc::new(JitInner {
                 isa,
                 quick_isa,
+                features,
                 ext,
                 static_mode,
                 code: Mutex::new(code),
@@ -779,6 +784,7 @@ impl MachineCode {
 /// thread); Cranelift errors and panics come back as [`JitError::Compile`].
 fn compile_machine_code(
     isa: &OwnedTargetIsa,
+    features: &IsaFeatures,
     request: &Request,
     layout: Layout,
     tier: Tier,
@@ -786,9 +792,20 @@ fn compile_machine_code(
     verify_ir: bool,
 ) -> Result<MachineCode, JitError> {
     build_and_compile(&**isa, verify_ir, |func, fctx| {
-        kernel::build_tier_into(func, fctx, request, layout, static_mode, &**isa, 0, tier)
-            .map(|(_, granule)| granule)
-            .map_err(|e| e.to_string())
+        let frontend = isa.frontend_config();
+        kernel::build_tier_into(
+            func,
+            fctx,
+            features,
+            frontend,
+            request,
+            layout,
+            static_mode,
+            0,
+            tier,
+        )
+        .map(|(_, granule)| granule)
+        .map_err(|e| e.to_string())
     })
     .map_err(|why| JitError::Compile {
         request: request.to_string(),
@@ -934,7 +951,15 @@ impl JitInner {
     ) -> Result<(MachineCode, Tier), JitError> {
         let compile = |tier| {
             let isa = self.isa_for(tier);
-            compile_machine_code(isa, request, layout, tier, self.static_mode, verify_ir)
+            compile_machine_code(
+                isa,
+                &self.features,
+                request,
+                layout,
+                tier,
+                self.static_mode,
+                verify_ir,
+            )
         };
         match compile(tier) {
             Err(_) if tier == Tier::Quick => Ok((compile(Tier::Optimised)?, Tier::Optimised)),

@@ -17,7 +17,7 @@ use crate::buffer::bytes_per_vector;
 use crate::lower::recipes::{BlockSpec, Body, Class, EmitBlock, Recipe};
 use crate::lower::{element_type, emit_element, int_const, lanes};
 use crate::request::{Conversion, Request};
-use crate::table::{self, Key, Row, TableError};
+use crate::table::{IsaFeatures, Key, Row, TableError};
 use crate::types::{Layout, Rounding, VectorType, Width};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
@@ -109,10 +109,11 @@ pub fn build_tier(
     let (row, granule) = build_tier_into(
         &mut func,
         &mut FunctionBuilderContext::new(),
+        &IsaFeatures::of(isa)?,
+        isa.frontend_config(),
         request,
         layout,
         static_mode,
-        isa,
         index,
         tier,
     )?;
@@ -120,20 +121,22 @@ pub fn build_tier(
 }
 
 /// [`build_tier`] into a function and builder context the caller keeps (the JIT reuses one
-/// pair per thread: their allocations outlive a kernel). `func` is overwritten; returns the
-/// table row and the granule.
+/// pair per thread: their allocations outlive a kernel), for an ISA given by its features and
+/// frontend configuration (the JIT reads both once). `func` is overwritten; returns the table
+/// row and the granule.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn build_tier_into(
     func: &mut Function,
     fctx: &mut FunctionBuilderContext,
+    features: &IsaFeatures,
+    frontend: TargetFrontendConfig,
     request: &Request,
     layout: Layout,
     static_mode: Rounding,
-    isa: &dyn TargetIsa,
     index: u32,
     tier: Tier,
 ) -> Result<(&'static Row, usize), TableError> {
-    let row = table::choose_for(isa, &key_of(request, static_mode))?;
+    let row = features.choose(&key_of(request, static_mode))?;
     build_with_recipe_into(
         func,
         fctx,
@@ -141,7 +144,7 @@ pub(crate) fn build_tier_into(
         layout,
         static_mode,
         row.recipe,
-        isa.frontend_config(),
+        frontend,
         index,
         tier,
     );

@@ -419,26 +419,64 @@ pub fn table(arch: Arch) -> Result<&'static Table, TableError> {
 
 /// The row that lowers `key` for `isa`, with its guards checked against the ISA's flags.
 pub fn choose_for(isa: &dyn TargetIsa, key: &Key) -> Result<&'static Row, TableError> {
-    let arch = Arch::of(isa).ok_or_else(|| TableError {
-        file: "lowering-tables".into(),
-        line: 0,
-        message: format!("no table for the architecture of {}", isa.triple()),
-    })?;
-    let table = table(arch)?;
-    let flags = isa.isa_flags();
-    let enabled = |name: &str| {
-        flags
+    IsaFeatures::of(isa)?.choose(key)
+}
+
+/// What the lowering tables' guards test of an ISA: its architecture and the Cranelift flags it
+/// has on. Reading them from the ISA builds a list of every flag (about a microsecond), so the
+/// JIT reads them once and chooses with [`IsaFeatures::choose`].
+///
+/// ```
+/// use clconv::table::{IsaFeatures, Key};
+/// use clconv::target::Target;
+/// let isa = Target::X86_64Sse2.isa().unwrap();
+/// let features = IsaFeatures::of(&*isa).unwrap();
+/// assert!(!features.has("has_sse41"));
+/// let key = Key::all()[0];
+/// assert_eq!(features.choose(&key).unwrap().line, clconv::table::choose_for(&*isa, &key).unwrap().line);
+/// ```
+#[derive(Clone, Debug)]
+pub struct IsaFeatures {
+    arch: Arch,
+    enabled: Vec<&'static str>,
+}
+
+impl IsaFeatures {
+    /// The features of `isa`; an error for an architecture without a table.
+    pub fn of(isa: &dyn TargetIsa) -> Result<IsaFeatures, TableError> {
+        let arch = Arch::of(isa).ok_or_else(|| TableError {
+            file: "lowering-tables".into(),
+            line: 0,
+            message: format!("no table for the architecture of {}", isa.triple()),
+        })?;
+        let enabled = isa
+            .isa_flags()
             .iter()
-            .any(|v| v.name == name && v.as_bool() == Some(true))
-    };
-    table.choose(key, &enabled).ok_or_else(|| TableError {
-        file: format!("lowering-tables/{}.table", arch.name()),
-        line: 0,
-        message: format!(
-            "no row lowers {} {} -> {} on this target: add a fallback row",
-            key.class.name(),
-            key.src,
-            key.dst
-        ),
-    })
+            .filter(|v| v.as_bool() == Some(true))
+            .map(|v| v.name)
+            .collect();
+        Ok(IsaFeatures { arch, enabled })
+    }
+
+    /// Whether the Cranelift flag `name` is on.
+    pub fn has(&self, name: &str) -> bool {
+        self.enabled.contains(&name)
+    }
+
+    /// The row that lowers `key` with these features.
+    pub fn choose(&self, key: &Key) -> Result<&'static Row, TableError> {
+        let arch = self.arch;
+        table(arch)?
+            .choose(key, &|name| self.has(name))
+            .ok_or_else(|| TableError {
+                file: format!("lowering-tables/{}.table", arch.name()),
+                line: 0,
+                message: format!(
+                    "no row lowers {} {} -> {} on this target: add a fallback row",
+                    key.class.name(),
+                    key.src,
+                    key.dst
+                ),
+            })
+    }
 }
