@@ -1001,16 +1001,25 @@ fn host_isa_with(extra: &[(&str, &str)]) -> cranelift_codegen::isa::OwnedTargetI
         .unwrap()
 }
 
-/// Cranelift's `Context::compile` of `func` for `isa`, in µs.
+/// Cranelift's `Context::compile` of `func` for `isa`, in µs, in a `Context` kept between
+/// calls (as the JIT keeps one per thread).
 fn codegen_us(
     func: &cranelift_codegen::ir::Function,
     isa: &dyn cranelift_codegen::isa::TargetIsa,
 ) -> f64 {
-    let mut ctx = cranelift_codegen::Context::for_function(func.clone());
-    let mut ctrl = cranelift_codegen::control::ControlPlane::default();
-    let t = Instant::now();
-    black_box(ctx.compile(isa, &mut ctrl).unwrap().code_buffer().len());
-    t.elapsed().as_secs_f64() * 1e6
+    thread_local! {
+        static CTX: std::cell::RefCell<cranelift_codegen::Context> =
+            std::cell::RefCell::new(cranelift_codegen::Context::new());
+    }
+    CTX.with(|ctx| {
+        let mut ctx = ctx.borrow_mut();
+        ctx.clear();
+        ctx.func = func.clone();
+        let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+        let t = Instant::now();
+        black_box(ctx.compile(isa, &mut ctrl).unwrap().code_buffer().len());
+        t.elapsed().as_secs_f64() * 1e6
+    })
 }
 
 /// One row of the quick-tier speed table: `name` on 256 KiB of source through a quick-only and
@@ -1048,13 +1057,14 @@ fn quick_speed(name: &str) -> String {
 }
 
 /// Per kernel, `Jit::compile` of its name on a fresh `Jit` (created outside the timing, so
-/// nothing is cached): parse, lower, Cranelift compile, define in the JIT module, finalize.
-/// Also the two stages the bench can time on their own, `kernel::build` (table lookup and
-/// lowering to Cranelift IR) and Cranelift's `Context::compile` of that IR as the JIT sets it up
-/// (verifier off); and the latter with Cranelift's IR verifier on (what `Jit::set_verify_ir`
-/// adds, roughly), and with the verifier off and the single-pass register allocator.
+/// nothing is cached): parse, lower, Cranelift compile, install, make executable. Samples go
+/// round robin over the ten kernels (a compiler compiles different kernels one after another),
+/// each mode in a pass of its own so that one mode's compiles do not evict the other's from the
+/// caches: tiered (as `Jit::new` compiles), then optimised only. A third pass times the two
+/// stages the bench can time on their own, `kernel::build` (table lookup and lowering to
+/// Cranelift IR) and Cranelift's `Context::compile` of that IR with the quick settings.
 fn compile_latency(out: &mut String) {
-    const PER_KERNEL: usize = 200;
+    const ROUNDS: usize = 200;
     let isa = Target::Host.isa_with_verifier(false).expect("host ISA");
     let with_verifier = Target::Host.isa().expect("host ISA");
     let single_pass = host_isa_with(&[
@@ -1066,40 +1076,50 @@ fn compile_latency(out: &mut String) {
         Jit::new().unwrap().compile(name).unwrap();
     }
     let quick_isa = Target::Host.quick_isa().expect("host ISA");
-    let mut pooled = Vec::new();
-    let mut pooled_opt = Vec::new();
-    let mut lines = String::new();
-    let mut medians = Vec::new();
-    let mut speed_lines = String::new();
-    for name in NAMES {
-        let request = Request::parse(name, Extensions::default()).unwrap();
-        let (kernel_request, _, _) = clconv::jit::shared_kernel(&request, Layout::Packed);
-        let mut total = Vec::new();
-        let mut total_opt = Vec::new();
-        let (mut build, mut codegen, mut codegen_opt) = (Vec::new(), Vec::new(), Vec::new());
-        let mut tier = None;
-        for _ in 0..PER_KERNEL {
+    let requests: Vec<Request> = NAMES
+        .iter()
+        .map(|name| {
+            let request = Request::parse(name, Extensions::default()).unwrap();
+            clconv::jit::shared_kernel(&request, Layout::Packed).0
+        })
+        .collect();
+    let mut total = vec![Vec::new(); NAMES.len()];
+    let mut total_opt = vec![Vec::new(); NAMES.len()];
+    let (mut build, mut codegen, mut codegen_opt) = (
+        vec![Vec::new(); NAMES.len()],
+        vec![Vec::new(); NAMES.len()],
+        vec![Vec::new(); NAMES.len()],
+    );
+    let mut tiers = vec![None; NAMES.len()];
+    for _ in 0..ROUNDS {
+        for (i, name) in NAMES.iter().enumerate() {
             // Tiered (the default): the quick kernel; the optimised one is queued for the
             // background thread, whose work is waited for outside the timing so that it does
             // not overlap the next sample.
             let jit = Jit::new().unwrap();
             let t = Instant::now();
             let k = jit.compile(black_box(name)).unwrap();
-            total.push(t.elapsed().as_secs_f64() * 1e6);
-            tier = k.tier();
+            total[i].push(t.elapsed().as_secs_f64() * 1e6);
+            tiers[i] = k.tier();
             jit.finish_tier_up();
             drop((k, jit));
-
+        }
+    }
+    for _ in 0..ROUNDS {
+        for (i, name) in NAMES.iter().enumerate() {
             let jit = Jit::new().unwrap();
             jit.set_tiering(Tiering::OptimisedOnly);
             let t = Instant::now();
             let k = jit.compile(black_box(name)).unwrap();
-            total_opt.push(t.elapsed().as_secs_f64() * 1e6);
+            total_opt[i].push(t.elapsed().as_secs_f64() * 1e6);
             drop((k, jit));
-
+        }
+    }
+    for _ in 0..ROUNDS {
+        for (i, request) in requests.iter().enumerate() {
             let t = Instant::now();
             let built = kernel::build_tier(
-                &kernel_request,
+                request,
                 Layout::Packed,
                 Rounding::Rte,
                 &*quick_isa,
@@ -1107,36 +1127,42 @@ fn compile_latency(out: &mut String) {
                 kernel::Tier::Quick,
             )
             .unwrap();
-            build.push(t.elapsed().as_secs_f64() * 1e6);
-            codegen.push(codegen_us(&built.func, &*quick_isa));
-            let built =
-                kernel::build(&kernel_request, Layout::Packed, Rounding::Rte, &*isa, 0).unwrap();
-            codegen_opt.push(codegen_us(&built.func, &*isa));
+            build[i].push(t.elapsed().as_secs_f64() * 1e6);
+            codegen[i].push(codegen_us(&built.func, &*quick_isa));
+            let built = kernel::build(request, Layout::Packed, Rounding::Rte, &*isa, 0).unwrap();
+            codegen_opt[i].push(codegen_us(&built.func, &*isa));
         }
-        pooled.extend_from_slice(&total);
-        pooled_opt.extend_from_slice(&total_opt);
-        let m = median(&mut total);
+    }
+    let mut pooled = Vec::new();
+    let mut pooled_opt = Vec::new();
+    let mut lines = String::new();
+    let mut medians = Vec::new();
+    let mut speed_lines = String::new();
+    for (i, name) in NAMES.iter().enumerate() {
+        pooled.extend_from_slice(&total[i]);
+        pooled_opt.extend_from_slice(&total_opt[i]);
+        let m = median(&mut total[i]);
         medians.push(m);
-        let (b, cg) = (median(&mut build), median(&mut codegen));
+        let (b, cg) = (median(&mut build[i]), median(&mut codegen[i]));
         lines += &format!(
             "| `{name}` | {} | {m:.1} | {:.1} | {b:.1} | {cg:.1} | {:.1} | {:.1} | {:.1} | {:.1} |\n",
-            tier.map_or("-", |t| t.name()),
-            percentile(&mut total, 90.0),
+            tiers[i].map_or("-", |t| t.name()),
+            percentile(&mut total[i], 90.0),
             m - b - cg,
-            median(&mut total_opt),
-            percentile(&mut total_opt, 90.0),
-            median(&mut codegen_opt),
+            median(&mut total_opt[i]),
+            percentile(&mut total_opt[i], 90.0),
+            median(&mut codegen_opt[i]),
         );
         speed_lines += &quick_speed(name);
     }
     *out += &format!(
-        "\n### Compile latency per kernel (µs; {PER_KERNEL} fresh `Jit`s per kernel and mode)\n\n\
+        "\n### Compile latency per kernel (µs; {ROUNDS} fresh `Jit`s per kernel and mode, round robin over the ten)\n\n\
          `Jit::compile` as `Jit::new` sets it up (tiered: the quick kernel, or the optimised one \
          for the kernels without a quick form), with the quick tier's stages timed apart \
          (medians): `kernel::build` (table lookup, lowering to IR), Cranelift's \
-         `Context::compile` with the quick settings, the rest (parse, JIT define, finalize); then \
-         `Jit::compile` with `Tiering::OptimisedOnly`, and Cranelift's compile of the optimised \
-         IR alone.\n\n\
+         `Context::compile` with the quick settings, the rest (parse, install, make \
+         executable); then `Jit::compile` with `Tiering::OptimisedOnly`, and Cranelift's compile \
+         of the optimised IR alone.\n\n\
          | kernel | tier | median | p90 | build (quick IR) | Cranelift compile (quick) | rest | optimised only: median | p90 | Cranelift compile (optimised) |\n\
          |---|---|---|---|---|---|---|---|---|---|\n{lines}\n"
     );
