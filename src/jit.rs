@@ -761,7 +761,7 @@ pub fn shared_kernel(request: &Request, layout: Layout) -> (Request, Layout, usi
     }
 }
 
-/// One kernel's machine code, compiled but not installed in a module.
+/// One kernel's machine code, compiled but not installed in a JIT's code memory.
 pub(crate) struct MachineCode {
     bytes: Vec<u8>,
     alignment: u64,
@@ -780,7 +780,7 @@ impl MachineCode {
     }
 }
 
-/// Builds and compiles `request`'s kernel without touching a module (so that it can run on any
+/// Builds and compiles `request`'s kernel without touching code memory (so that it can run on any
 /// thread); Cranelift errors and panics come back as [`JitError::Compile`].
 fn compile_machine_code(
     isa: &OwnedTargetIsa,
@@ -814,7 +814,7 @@ fn compile_machine_code(
 }
 
 /// Compiles a built kernel function to machine code for `isa` (with Cranelift's IR verifier
-/// first when `verify_ir`), without touching a module. Errors and panics come back as text.
+/// first when `verify_ir`), without touching code memory. Errors and panics come back as text.
 pub(crate) fn compile_function(
     isa: &dyn cranelift_codegen::isa::TargetIsa,
     func: Function,
@@ -1154,8 +1154,8 @@ impl Kernel {
         let (src_per, dst_per) = (src.len() / vectors, dst.len() / vectors);
         let (src_unit, dst_unit) = (src_per / units, dst_per / units);
         // SAFETY: `entry` points at a function this Jit compiled from `kernel::build`, whose
-        // signature is (src, dst, vectors) with the SystemV ABI of `KernelFn`; the module stays
-        // alive while `self.jit` holds its Arc.
+        // signature is (src, dst, vectors) with the SystemV ABI of `KernelFn`; its code memory
+        // stays mapped while `self.jit` holds its Arc.
         let f: KernelFn = unsafe { std::mem::transmute::<usize, KernelFn>(entry.addr) };
         let run = |s: &[u8], d: &mut [u8], n: usize| -> Result<(), JitError> {
             // `run_in_granules` hands over slices of at least `n` kernel vectors each (checked
