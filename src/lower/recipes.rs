@@ -6,8 +6,9 @@
 //! loaded as 128-bit vectors of the source's lanes and stored as vectors of the destination's
 //! (float -> uchar: four F32X4 in, one I8X16 out). The kernel runs a few blocks per loop
 //! iteration, and its caller the last, partial iteration through the same code once more on
-//! zero-padded copies (`kernel::elements_per_iteration`, `kernel::run_in_granules`). `scalar` is the per-element loop alone, which every
-//! target can run.
+//! zero-padded copies (`kernel::elements_per_iteration`, `kernel::run_in_granules`). `scalar` is
+//! the per-element sequence, which every target can run: the optimised kernel unrolls it a few
+//! elements per iteration, the same way (`kernel::scalar_elements_per_iteration`).
 
 use crate::lower::{float_to_float, float_to_int, half, int_to_float, int_to_int};
 use crate::types::{Rounding, ScalarType};
