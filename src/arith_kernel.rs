@@ -374,7 +374,7 @@ fn entry_point(jit: &Jit, request: &ArithRequest, layout: Layout) -> Result<usiz
     let func = catch_unwind(AssertUnwindSafe(|| {
         build(request, layout, inner.static_mode, isa.frontend_config())
     }))
-    .map_err(|panic| compile_error(request, jit::panic_message(&*panic)))?;
+    .map_err(|panic| compile_error(request, crate::kernel::panic_message(&*panic)))?;
     let verify_ir = inner.verify_ir.load(std::sync::atomic::Ordering::Relaxed);
     let code = jit::compile_function(&**isa, func, verify_ir)
         .map_err(|why| compile_error(request, why))?;
@@ -492,7 +492,12 @@ pub fn disassemble(
     let (asm, code_size) = match result {
         Ok(Ok(v)) => v,
         Ok(Err(why)) => return Err(compile_error(request, why)),
-        Err(panic) => return Err(compile_error(request, jit::panic_message(&*panic))),
+        Err(panic) => {
+            return Err(compile_error(
+                request,
+                crate::kernel::panic_message(&*panic),
+            ))
+        }
     };
     Ok(Disassembly {
         clif,

@@ -15,7 +15,7 @@
 //! ```
 
 use crate::buffer::bytes_per_vector;
-use crate::jit::{Jit, JitError, X64Flags};
+use crate::jit::{Jit, JitError, Tier, Tiering, X64Flags};
 use crate::reference;
 use crate::request::{Builtin, Request};
 use crate::types::{Extensions, Layout, Rounding};
@@ -121,7 +121,8 @@ pub fn parse_name(data: &[u8]) -> Result<(), Finding> {
 ///
 /// Input format: bytes 0-1 (little-endian) pick a request of
 /// `Request::all(Extensions::with_fp16())` (modulo its length); byte 2: bits 0-1 the static
-/// rounding mode (rte, rtz, rtp, rtn), bits 2-5 the source's offset from a 16-byte boundary;
+/// rounding mode (rte, rtz, rtp, rtn), bits 2-5 the source's offset from a 16-byte boundary,
+/// bit 6 the JIT tier (0: optimised, 1: quick; each kernel compiled for that tier only);
 /// byte 3: bits 0-3 the destination's offset, bits 4-7 a number of stray bytes appended to the
 /// source (when they make it ragged, both sides must refuse it alike and leave the destination
 /// untouched); the rest, up to 4 KiB, is the source, cut to whole vectors.
@@ -151,7 +152,7 @@ const MAX_SOURCE: usize = 4096;
 const GUARD: usize = 32;
 
 impl Differential {
-    /// Sets up one JIT per static rounding mode, for this machine, with `half`.
+    /// Sets up one JIT per static rounding mode and tier, for this machine, with `half`.
     ///
     /// ```
     /// use clconv::fuzz_targets::Differential;
@@ -159,10 +160,14 @@ impl Differential {
     /// ```
     pub fn new() -> Result<Differential, JitError> {
         let ext = Extensions::with_fp16();
-        let jits = Rounding::ALL
-            .into_iter()
-            .map(|mode| Jit::with_options(X64Flags::Host, ext, mode))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut jits = Vec::new();
+        for tier in [Tier::Optimised, Tier::Quick] {
+            for mode in Rounding::ALL {
+                let jit = Jit::with_options(X64Flags::Host, ext, mode)?;
+                jit.set_tiering(Tiering::only(tier));
+                jits.push(jit);
+            }
+        }
         Ok(Differential {
             jits,
             requests: Request::all(ext),
@@ -199,7 +204,8 @@ impl Differential {
         let src_offset = usize::from(control >> 2 & 15);
         let dst_offset = usize::from(offsets & 15);
         let stray = usize::from(offsets >> 4);
-        let jit = &self.jits[usize::from(control & 3)];
+        let tier = usize::from(control >> 6 & 1);
+        let jit = &self.jits[usize::from(control & 3) + Rounding::ALL.len() * tier];
         let kernel = jit
             .compile_request(&request)
             .map_err(|e| Finding(format!("{request} does not compile: {e}")))?;
@@ -223,8 +229,9 @@ impl Differential {
             let jit_result = kernel.run_bytes(layout, src.bytes(), dst.bytes_mut());
             let what = || {
                 format!(
-                    "{request} ({} layout, {mode:?}, {src_len} source bytes)",
-                    layout.name()
+                    "{request} ({} layout, {mode:?}, {} tier, {src_len} source bytes)",
+                    layout.name(),
+                    kernel.tier().map_or("no", Tier::name)
                 )
             };
             match (jit_result, reference) {

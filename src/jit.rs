@@ -41,7 +41,7 @@ use cranelift_frontend::FunctionBuilderContext;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock, Weak};
 
 pub use crate::kernel::Tier;
@@ -164,7 +164,8 @@ struct EntryPoint {
 #[derive(Debug)]
 struct Slot {
     addr: AtomicUsize,
-    tier: AtomicU8,
+    /// Whether `addr` is the optimised tier's code (else the quick tier's).
+    optimised: AtomicBool,
     granule: usize,
 }
 
@@ -172,7 +173,7 @@ impl Slot {
     fn new(entry: EntryPoint, tier: Tier) -> Arc<Slot> {
         Arc::new(Slot {
             addr: AtomicUsize::new(entry.addr),
-            tier: AtomicU8::new(tier as u8),
+            optimised: AtomicBool::new(tier == Tier::Optimised),
             granule: entry.granule,
         })
     }
@@ -186,7 +187,7 @@ impl Slot {
     }
 
     fn tier(&self) -> Tier {
-        if self.tier.load(Ordering::Relaxed) == Tier::Optimised as u8 {
+        if self.optimised.load(Ordering::Relaxed) {
             Tier::Optimised
         } else {
             Tier::Quick
@@ -196,7 +197,7 @@ impl Slot {
     fn upgrade(&self, entry: EntryPoint) {
         debug_assert_eq!(entry.granule, self.granule);
         self.addr.store(entry.addr, Ordering::Release);
-        self.tier.store(Tier::Optimised as u8, Ordering::Relaxed);
+        self.optimised.store(true, Ordering::Relaxed);
     }
 }
 
@@ -227,6 +228,7 @@ impl Pending {
 
 /// Which code [`Jit::compile`] gives a kernel (see [`Jit::set_tiering`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Tiering {
     /// The quick tier at once, the optimised tier compiled on a background thread and swapped
     /// in when ready (the default): compiling costs what the quick tier does, and runs after
@@ -239,6 +241,10 @@ pub enum Tiering {
 }
 
 impl Tiering {
+    /// Every tiering, each at the index of its `as u8` value (how a [`Jit`] keeps its own in
+    /// an atomic).
+    const ALL: [Tiering; 3] = [Tiering::Tiered, Tiering::OptimisedOnly, Tiering::QuickOnly];
+
     /// The tiering that compiles `tier`'s code only.
     ///
     /// ```
@@ -266,7 +272,7 @@ pub(crate) struct JitInner {
     /// The arithmetic kernels compiled ([`crate::arith_kernel`]): entry point by request and
     /// layout.
     pub(crate) arith_cache: Mutex<HashMap<(crate::arith::ArithRequest, Layout), usize>>,
-    /// 0: [`Tiering::Tiered`], 1: optimised only, 2: quick only.
+    /// A [`Tiering`] `as u8`.
     tiering: AtomicU8,
     /// Background compiles of this JIT's optimised tier not finished yet.
     pending: Arc<Pending>,
@@ -313,7 +319,7 @@ impl Jit {
                 code: Mutex::new(code),
                 cache: Mutex::new(HashMap::new()),
                 arith_cache: Mutex::new(HashMap::new()),
-                tiering: AtomicU8::new(0),
+                tiering: AtomicU8::new(Tiering::Tiered as u8),
                 pending: Arc::new(Pending::default()),
                 threads: std::sync::atomic::AtomicUsize::new(0),
                 verify_ir: std::sync::atomic::AtomicBool::new(false),
@@ -363,21 +369,13 @@ impl Jit {
     /// assert_eq!(k.tier(), Some(Tier::Optimised));
     /// ```
     pub fn set_tiering(&self, tiering: Tiering) {
-        let v = match tiering {
-            Tiering::Tiered => 0,
-            Tiering::OptimisedOnly => 1,
-            Tiering::QuickOnly => 2,
-        };
-        self.inner.tiering.store(v, Ordering::Relaxed);
+        self.inner.tiering.store(tiering as u8, Ordering::Relaxed);
     }
 
     /// This JIT's [`Tiering`].
     pub fn tiering(&self) -> Tiering {
-        match self.inner.tiering.load(Ordering::Relaxed) {
-            1 => Tiering::OptimisedOnly,
-            2 => Tiering::QuickOnly,
-            _ => Tiering::Tiered,
-        }
+        // Only `set_tiering` stores, and only a Tiering's own value.
+        Tiering::ALL[usize::from(self.inner.tiering.load(Ordering::Relaxed))]
     }
 
     /// Waits until every optimised kernel this JIT has queued for the background thread is
@@ -912,22 +910,12 @@ fn build_and_compile(
                 granule,
             })
         }))
-        .unwrap_or_else(|panic| Err(panic_message(&*panic)));
+        .unwrap_or_else(|panic| Err(kernel::panic_message(&*panic)));
         if result.is_err() {
             *slot = None;
         }
         result
     })
-}
-
-/// What a caught panic says, as the error text of a failed compilation.
-pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    let why = panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "panic".into());
-    format!("Cranelift panicked: {why}")
 }
 
 impl JitInner {
@@ -1322,3 +1310,15 @@ macro_rules! element {
 
 element!(i8 => Char, u8 => UChar, i16 => Short, u16 => UShort, i32 => Int, u32 => UInt,
     i64 => Long, u64 => ULong, Half => Half, f32 => Float, f64 => Double);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tiering_sits_at_its_own_index() {
+        for tiering in Tiering::ALL {
+            assert_eq!(Tiering::ALL[tiering as usize], tiering);
+        }
+    }
+}

@@ -705,6 +705,16 @@ fn build_copy(
     });
 }
 
+/// What a panic caught around Cranelift's compile said, as an error message.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    let why = panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic".into());
+    format!("Cranelift panicked: {why}")
+}
+
 /// Splits `bytes` into load/store sizes of at most `widest` bytes, largest first.
 fn chunk_sizes(mut bytes: usize, widest: usize) -> Vec<(usize, Type)> {
     let mut out = Vec::new();
@@ -788,14 +798,7 @@ pub fn compile(
     let (asm, code_size) = match result {
         Ok(Ok(v)) => v,
         Ok(Err(why)) => return Err(error(why)),
-        Err(panic) => {
-            let why = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "panic".into());
-            return Err(error(format!("Cranelift panicked: {why}")));
-        }
+        Err(panic) => return Err(error(panic_message(&*panic))),
     };
     Ok(Compiled {
         clif,
