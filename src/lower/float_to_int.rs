@@ -153,7 +153,12 @@ pub fn vector_clamp_magic(
         ScalarType::UShort => 65535.0,
         other => unreachable!("float_to_int.clamp_magic does not support {other:?}"),
     };
-    let two23 = 0x4b00_0000u64;
+    // The constants once per block, not per vector: the quick tier (no GVN) would otherwise
+    // build each of them four times for float -> uchar.
+    let zero = lanes::splat_bits(b, types::F32X4, 0);
+    let max_bits = lanes::splat_bits(b, types::I32X4, max.to_bits() as u64);
+    let magic_bits = lanes::splat_bits(b, types::I32X4, 0x4b00_0000); // 2^23
+    let magic = bitcast_le(b, types::F32X4, magic_bits);
     let ints: Vec<Value> = inputs
         .iter()
         .map(|&x| {
@@ -163,17 +168,13 @@ pub fn vector_clamp_magic(
                 Rounding::Rtp => b.ins().ceil(x),
                 Rounding::Rtn => b.ins().floor(x),
             };
-            let zero = lanes::splat_bits(b, types::F32X4, 0);
             let positive = b.ins().fcmp(FloatCC::GreaterThan, r, zero);
             let bits = bitcast_le(b, types::I32X4, r);
             let low_clamped = b.ins().band(bits, positive);
-            let max_bits = lanes::splat_bits(b, types::I32X4, max.to_bits() as u64);
             let clamped = b.ins().smin(low_clamped, max_bits);
             let clamped = bitcast_le(b, types::F32X4, clamped);
-            let magic = lanes::splat_bits(b, types::F32X4, two23);
             let sum = b.ins().fadd(clamped, magic);
             let sum = bitcast_le(b, types::I32X4, sum);
-            let magic_bits = lanes::splat_bits(b, types::I32X4, two23);
             b.ins().isub(sum, magic_bits)
         })
         .collect();
