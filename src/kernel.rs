@@ -371,17 +371,7 @@ fn counted_loop(
     count: Value,
     body: &mut dyn FnMut(&mut FunctionBuilder, Value),
 ) {
-    let zero = b.ins().iconst(types::I64, 0);
-    loop_from(b, zero, count, body)
-}
-
-/// Emits `for i in start..end { body(i) }`.
-fn loop_from(
-    b: &mut FunctionBuilder,
-    start: Value,
-    count: Value,
-    body: &mut dyn FnMut(&mut FunctionBuilder, Value),
-) {
+    let start = b.ins().iconst(types::I64, 0);
     let head = b.create_block();
     let body_block = b.create_block();
     let exit = b.create_block();
