@@ -63,11 +63,16 @@
 //! `x86_pshufb`, `x86_pmulhrsw`, `x86_pmaddubsw`, `blendv`), on every F16 arithmetic or
 //! conversion, on 256/512-bit vector types and on widening vector loads (`uload8x8`, ...);
 //! this driver does not follow calls, libcalls or symbol global values either. clconv's kernels
-//! use none of these (half is lowered in integer IR, the vector recipes use only portable
+//! use none of these but one (half is lowered in integer IR, the vector recipes use portable
 //! 128-bit opcodes: `fcvt_to_sint_sat`/`fcvt_from_sint` on I32X4/F32X4 and 64-bit lanes,
 //! `fvdemote`, `fvpromote_low`, `snarrow`/`unarrow`/`uunarrow`, `swiden`/`uwiden`, `shuffle`,
-//! `nearest`/`floor`/`ceil`, `bitcast`, ...), so every kernel of every target runs: the set of
-//! requests the interpreter cannot run is empty, and `tests/interpreter.rs` asserts exactly that.
+//! `nearest`/`floor`/`ceil`, `bitcast`, ...). The one is `x86_cvtt2dq` I32X4 <- F32X4
+//! (`cvttps2dq`), which x86-64's `int_to_float.convert_back` recipe uses to read a conversion's
+//! error: this driver executes it itself, from the instruction's documented semantics (each
+//! lane truncated, `INT_MIN` for NaN and out-of-range lanes; unit-tested on hand-computed
+//! lanes), and the interpreter everything around it. So every kernel of every target runs: the
+//! set of requests the interpreter cannot run is empty, and `tests/interpreter.rs` asserts
+//! exactly that.
 //!
 //! # Where the interpreter's semantics come from
 //!
@@ -98,8 +103,8 @@ use crate::request::Request;
 use crate::types::{Layout, Rounding, ScalarType, Width};
 use cranelift_codegen::data_value::DataValue;
 use cranelift_codegen::ir::{
-    types, Endianness, ExternalName, FuncRef, Function, GlobalValue, Inst, MemFlagsData, StackSlot,
-    Type,
+    types, Endianness, ExternalName, FuncRef, Function, GlobalValue, Inst, MemFlagsData, Opcode,
+    StackSlot, Type,
 };
 use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
 use cranelift_codegen::settings;
@@ -474,6 +479,13 @@ fn drive<'a>(
         }
         steps += 1;
         current.set(Some(inst));
+        if let Some(value) = x86_cvtt2dq(func, state, inst) {
+            state
+                .current_frame_mut()
+                .set_all(func.dfg.inst_results(inst), vec![value]);
+            next = func.layout.next_inst(inst);
+            continue;
+        }
         let flow = step(state, DfgInstructionContext::new(inst, &func.dfg)).map_err(|e| {
             let instruction = show(inst);
             match e {
@@ -531,6 +543,42 @@ fn drive<'a>(
         instruction: "the end of a block".into(),
         error: "control fell off a block without a terminator".into(),
     })
+}
+
+/// Executes `inst` if it is `x86_cvtt2dq` I32X4 <- F32X4, the one opcode clconv emits that the
+/// interpreter has no semantics for (it panics `unimplemented!`). The semantics are the
+/// instruction's documented ones, "the same semantics as `cvttps2dq` on x86: `INT_MIN` for NaN
+/// or out-of-bounds lanes": each lane truncated toward zero, `INT_MIN` where it is NaN or
+/// outside [-2^31, 2^31). Any other instruction, or other types: `None` (the interpreter steps it).
+fn x86_cvtt2dq(func: &Function, state: &HostMemory<'_, '_>, inst: Inst) -> Option<DataValue> {
+    if func.dfg.insts[inst].opcode() != Opcode::X86Cvtt2dq {
+        return None;
+    }
+    let arg = *func.dfg.inst_args(inst).first()?;
+    let result = *func.dfg.inst_results(inst).first()?;
+    if func.dfg.value_type(arg) != types::F32X4 || func.dfg.value_type(result) != types::I32X4 {
+        return None;
+    }
+    let DataValue::V128(bytes) = state.current_frame().get(arg) else {
+        return None;
+    };
+    Some(DataValue::V128(cvttps2dq(*bytes)))
+}
+
+/// `cvttps2dq` on the 16 bytes of an F32X4 (little-endian lanes), as Intel's manual defines it.
+pub(crate) fn cvttps2dq(bytes: [u8; 16]) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    for (lane, result) in bytes.chunks_exact(4).zip(out.chunks_exact_mut(4)) {
+        let x = f32::from_le_bytes([lane[0], lane[1], lane[2], lane[3]]);
+        // 2^31 is the first float above i32::MAX; -2^31 is i32::MIN itself; NaN is in no range.
+        let t = if (-2_147_483_648.0..2_147_483_648.0).contains(&x) {
+            x.trunc() as i32
+        } else {
+            i32::MIN
+        };
+        result.copy_from_slice(&t.to_le_bytes());
+    }
+    out
 }
 
 /// An access the memory refused, kept for the error message (the interpreter only sees a trap).
@@ -1140,4 +1188,33 @@ fn lengths(lanes: usize, total: usize) -> Vec<usize> {
     out.sort_unstable();
     out.dedup();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cvttps2dq;
+
+    fn lanes(x: [f32; 4]) -> [i32; 4] {
+        let mut bytes = [0u8; 16];
+        for (i, v) in x.iter().enumerate() {
+            bytes[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        let out = cvttps2dq(bytes);
+        std::array::from_fn(|i| i32::from_le_bytes(out[4 * i..4 * i + 4].try_into().unwrap()))
+    }
+
+    /// Expected values from Intel's definition: truncate toward zero; NaN and anything outside
+    /// [-2^31, 2^31) give the "integer indefinite" 0x80000000.
+    #[test]
+    fn cvttps2dq_truncates_and_gives_int_min_out_of_range() {
+        assert_eq!(lanes([1.9, -1.9, 0.5, -0.0]), [1, -1, 0, 0]);
+        assert_eq!(
+            lanes([2147483520.0, -2147483648.0, 2147483648.0, -2147483904.0]),
+            [2147483520, i32::MIN, i32::MIN, i32::MIN]
+        );
+        assert_eq!(
+            lanes([f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 16777217.0]),
+            [i32::MIN, i32::MIN, i32::MIN, 16777216]
+        );
+    }
 }

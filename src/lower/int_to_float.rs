@@ -287,6 +287,71 @@ pub fn vector_native_rte(
         .collect()
 }
 
+/// Vector recipe `int_to_float.convert_back` (x86-64: `x86_cvtt2dq` is `cvttps2dq`): int to
+/// float in rtz, rtp or rtn, eight SSE2 instructions per four elements against the split
+/// sum's twelve.
+///
+/// 1. f = the nearest-even float (`cvtdq2ps`).
+/// 2. t = f converted back, truncating (`cvttps2dq`): f is an integer in [-2^31, 2^31], so t
+///    is f itself, except f = 2^31, which reads back as INT_MIN = -2^31, the same value
+///    modulo 2^32.
+/// 3. e = x - t in wrapping 32-bit arithmetic is x - f exactly: the true difference is at most
+///    half an ulp of f (64 at 2^31), so its residue modulo 2^32 is itself.
+/// 4. Step f one ulp by the mode when e points the other way, as [`step_by_error`] does
+///    (+1 on the bit pattern is away from zero, -1 toward it; f != 0 wherever e != 0).
+///
+/// Hard inputs: INT_MAX and 2^31 - 64 (f = 2^31, t = INT_MIN), INT_MIN (exact), 2^24 + 1
+/// (the first inexact), -2^24 - 1, 0.
+pub fn vector_convert_back(
+    b: &mut FunctionBuilder,
+    spec: &crate::lower::recipes::BlockSpec,
+    inputs: &[Value],
+) -> Vec<Value> {
+    use crate::lower::lanes::splat_bits;
+    if spec.rounding == Rounding::Rte {
+        return vector_native_rte(b, spec, inputs);
+    }
+    let ty = types::I32X4;
+    let zero = splat_bits(b, ty, 0);
+    let one = splat_bits(b, ty, 1);
+    inputs
+        .iter()
+        .map(|&x| {
+            let f = b.ins().fcvt_from_sint(types::F32X4, x);
+            let t = b.ins().x86_cvtt2dq(ty, f);
+            let e = b.ins().isub(x, t);
+            let bits = bitcast_le(b, ty, f);
+            // -1 in the lanes where f is negative, 0 elsewhere.
+            let f_neg = b.ins().sshr_imm_u(bits, 31);
+            let bits = match spec.rounding {
+                // Up where f < x: +1 on a positive f, -1 on a negative one.
+                Rounding::Rtp => {
+                    let below = b.ins().icmp(IntCC::SignedGreaterThan, e, zero);
+                    let dir = b.ins().bor(f_neg, one);
+                    let delta = b.ins().band(below, dir);
+                    b.ins().iadd(bits, delta)
+                }
+                // Down where f > x: -1 on a positive f, +1 on a negative one.
+                Rounding::Rtn => {
+                    let above = b.ins().icmp(IntCC::SignedLessThan, e, zero);
+                    let dir = b.ins().bor(f_neg, one);
+                    let delta = b.ins().band(above, dir);
+                    b.ins().isub(bits, delta)
+                }
+                // Toward zero where |f| > |x|: e with f's sign taken out is negative there.
+                Rounding::Rtz => {
+                    let flipped = b.ins().bxor(e, f_neg);
+                    let e_away = b.ins().isub(flipped, f_neg);
+                    let beyond = b.ins().icmp(IntCC::SignedLessThan, e_away, zero);
+                    b.ins().iadd(bits, beyond)
+                }
+                Rounding::Rte => unreachable!("returned above"),
+            };
+            bitcast_le(b, types::F32X4, bits)
+        })
+        .collect()
+}
+
 /// Vector recipe `int_to_float.split_sum`: 32-bit integers to float in any mode, 64-bit
 /// integers to double or float in any mode, with no per-lane `clz` (vector code has none).
 ///

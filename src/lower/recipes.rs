@@ -149,6 +149,10 @@ fn int32_to_float_rte(s: &BlockSpec) -> bool {
     s.src.bits() == 32 && s.dst == ScalarType::Float && s.rounding == Rounding::Rte
 }
 
+fn int_to_float_directed(s: &BlockSpec) -> bool {
+    s.src == ScalarType::Int && s.dst == ScalarType::Float && s.rounding != Rounding::Rte
+}
+
 fn split_sum_supported(s: &BlockSpec) -> bool {
     (s.src.bits() == 32 && s.dst == ScalarType::Float)
         || (s.src.bits() == 64 && matches!(s.dst, ScalarType::Float | ScalarType::Double))
@@ -231,6 +235,12 @@ pub const RECIPES: &[Recipe] = &[
         class: Some(Class::IntToFloat),
         supports: int32_to_float_rte,
         body: Body::Vector(int_to_float::vector_native_rte),
+    },
+    Recipe {
+        name: "int_to_float.convert_back",
+        class: Some(Class::IntToFloat),
+        supports: int_to_float_directed,
+        body: Body::Vector(int_to_float::vector_convert_back),
     },
     Recipe {
         name: "int_to_float.split_sum",
