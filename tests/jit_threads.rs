@@ -42,7 +42,8 @@ fn explicit_thread_counts_give_the_reference_bytes() {
         "convert_half3_rtz(double3)",
     ] {
         for threads in [1, 2, 3, 7] {
-            for vectors in [0, 1, 2, 5, 6, 7, 1001] {
+            // 70,001 vectors: a run split into parts of at least 64 KiB, ending in a partial one.
+            for vectors in [0, 1, 2, 5, 6, 7, 1001, 70_001] {
                 check_split(name, Threads::Exactly(threads), vectors);
             }
         }
