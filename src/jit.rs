@@ -1195,7 +1195,7 @@ impl Kernel {
             Ok(())
         };
         std::thread::scope(|scope| {
-            let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(&work)).collect();
+            let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
             let mine = work();
             helpers
                 .into_iter()
