@@ -104,10 +104,20 @@ fn directed_from_magnitude_bits(
     // n = 64 for m = 0: the shift amount wraps to 0 and the zero select below takes over.
     let normalised = b.ins().ishl(m, leading);
     let significand = b.ins().ushr_imm_u(normalised, 64 - precision);
-    let top = int_const(b, types::I64, (bias + 63 - 1) as i128);
-    let exponent = b.ins().isub(top, leading);
-    let exponent = b.ins().ishl_imm_u(exponent, precision - 1);
-    let bits = b.ins().iadd(exponent, significand);
+    let bits = if fty == types::F32 {
+        // (top - n) << 23 as (top << 23) - (n << 23): the constant, 32 bits wide, folds into the
+        // addition (one `lea` on x86-64), one instruction fewer per element than subtracting
+        // first. (top << 52 for double is a 64-bit constant: three more on RISC-V.)
+        let top = int_const(b, types::I64, ((bias + 63 - 1) << (precision - 1)) as i128);
+        let biased = b.ins().iadd(significand, top);
+        let exponent = b.ins().ishl_imm_u(leading, precision - 1);
+        b.ins().isub(biased, exponent)
+    } else {
+        let top = int_const(b, types::I64, (bias + 63 - 1) as i128);
+        let exponent = b.ins().isub(top, leading);
+        let exponent = b.ins().ishl_imm_u(exponent, precision - 1);
+        b.ins().iadd(exponent, significand)
+    };
     let below = b.ins().ishl_imm_u(normalised, precision);
     let inexact = b.ins().icmp_imm_u(IntCC::NotEqual, below, 0);
     let up = magnitude_rounds_up(b, rounding, negative, inexact);
