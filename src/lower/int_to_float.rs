@@ -312,6 +312,15 @@ pub fn vector_native_rte(
 ///
 /// Hard inputs: INT_MAX and 2^31 - 64 (f = 2^31, t = INT_MIN), INT_MIN (exact), 2^24 + 1
 /// (the first inexact), -2^24 - 1, 0.
+///
+/// ```
+/// // On x86-64, convert_float4_rtp(int4) is this recipe (lowering-tables/x86_64.table).
+/// let jit = clconv::jit::Jit::new().unwrap();
+/// let k = jit.compile("convert_float4_rtp(int4)").unwrap();
+/// let mut out = [0f32; 4];
+/// k.run(&[16_777_217i32, -16_777_217, i32::MAX, 0][..], &mut out[..]).unwrap();
+/// assert_eq!(out, [16_777_218.0, -16_777_216.0, 2_147_483_648.0, 0.0]);
+/// ```
 pub fn vector_convert_back(
     b: &mut FunctionBuilder,
     spec: &crate::lower::recipes::BlockSpec,
