@@ -1185,6 +1185,11 @@ impl Kernel {
             .zip(dst.chunks_mut(per_part * dst_per))
             .map(Mutex::new)
             .collect();
+        // No more workers than parts: one part runs here, without a thread.
+        let threads = threads.min(parts.len());
+        if threads <= 1 {
+            return run_part(src, dst, vectors);
+        }
         let next = AtomicUsize::new(0);
         let work = || -> Result<(), JitError> {
             while let Some(part) = parts.get(next.fetch_add(1, Ordering::Relaxed)) {
