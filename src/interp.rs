@@ -566,7 +566,7 @@ fn x86_cvtt2dq(func: &Function, state: &HostMemory<'_, '_>, inst: Inst) -> Optio
 }
 
 /// `cvttps2dq` on the 16 bytes of an F32X4 (little-endian lanes), as Intel's manual defines it.
-pub(crate) fn cvttps2dq(bytes: [u8; 16]) -> [u8; 16] {
+fn cvttps2dq(bytes: [u8; 16]) -> [u8; 16] {
     let mut out = [0u8; 16];
     for (lane, result) in bytes.chunks_exact(4).zip(out.chunks_exact_mut(4)) {
         let x = f32::from_le_bytes([lane[0], lane[1], lane[2], lane[3]]);

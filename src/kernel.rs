@@ -267,7 +267,21 @@ fn spec_of(c: &Conversion, static_mode: Rounding) -> BlockSpec {
 }
 
 /// Builds the batch kernel with a given recipe (which must support the request; the tables
-/// check that for the recipes they name).
+/// check that for the recipes they name): to look at, or compile, another recipe than the
+/// table's.
+///
+/// ```
+/// use clconv::kernel::{build_with_recipe, Tier};
+/// use clconv::lower::recipes::recipe;
+/// use clconv::{Extensions, Layout, Request, Rounding};
+/// let isa = clconv::target::Target::X86_64Sse2.isa().unwrap();
+/// let r = Request::parse("convert_float4_rtp(int4)", Extensions::default()).unwrap();
+/// // The x86-64 table picks int_to_float.convert_back; the split sum needs no x86 opcode.
+/// let split = recipe("int_to_float.split_sum").unwrap();
+/// let func = build_with_recipe(&r, Layout::Packed, Rounding::Rte, split, isa.frontend_config(), 0, Tier::Optimised);
+/// let ir = func.display().to_string();
+/// assert!(ir.contains("fcvt_from_sint") && !ir.contains("x86_cvtt2dq"));
+/// ```
 pub fn build_with_recipe(
     request: &Request,
     layout: Layout,
