@@ -26,6 +26,13 @@
 //! (Cranelift without optimisation passes, a third of the compile time) and a background
 //! thread compiles the optimised kernel and swaps it in; every run uses the best code ready
 //! when it starts. Both tiers implement the same recipe and are checked the same way.
+//!
+//! Every kernel runs with a defined MXCSR, set for the call and the caller's restored after it
+//! (one `asm!` block, so no Rust code ever runs in a kernel's mode): exceptions masked, no
+//! flush-to-zero or denormals-are-zero whatever the calling thread set, and nearest-even,
+//! except for the kernels of the table's `mxcsr` rows (directed int -> float and double ->
+//! float), which run with the rounding control set to their conversion's mode and so convert
+//! with one `cvtdq2ps` or `cvtpd2ps` ([`kernel::Built::rounding_control`]).
 
 use crate::buffer::{self, BufferError};
 use crate::code_memory::{Code, CodeMemory};
@@ -151,12 +158,70 @@ pub struct Disassembly {
 
 type KernelFn = extern "C" fn(*const u8, *mut u8, i64);
 
+/// The MXCSR a kernel runs under: every floating-point exception masked, no flush-to-zero and
+/// no denormals-are-zero (the conversions produce and read subnormals, whatever the calling
+/// thread set), and the rounding control (bits 13-14) of `rounding`: the kernel's
+/// [`kernel::Built::rounding_control`], nearest-even for all but the `mxcsr` rows' recipes.
+const fn mxcsr_for(rounding: Rounding) -> u32 {
+    let rc = match rounding {
+        Rounding::Rte => 0,
+        Rounding::Rtn => 1,
+        Rounding::Rtp => 2,
+        Rounding::Rtz => 3,
+    };
+    0x1f80 | rc << 13
+}
+
+/// Calls the kernel `f` on (`src`, `dst`, `vectors`) with MXCSR set to `mxcsr`, and the
+/// caller's MXCSR (its mode, and its exception flags: the kernel's do not leak) back after it.
+/// Rust code never runs in the kernel's mode: the whole switch is one `asm!` block.
+///
+/// # Safety
+/// `f` must be a kernel this crate compiled (SystemV, the `KernelFn` signature, no calls back
+/// into Rust) and `src`/`dst` valid for what it reads and writes for `vectors`.
+#[cfg(target_arch = "x86_64")]
+unsafe fn call_kernel(f: KernelFn, src: *const u8, dst: *mut u8, vectors: i64, mxcsr: u32) {
+    // SAFETY: the caller's contract above covers the call itself. The block keeps the ABI's
+    // promises: the stack stays 16-byte aligned at the call (it is on entry to an asm block
+    // without `nostack`, and 16 bytes are reserved), everything the callee may clobber is
+    // declared by `clobber_abi("C")`, the direction flag stays clear, and MXCSR is restored
+    // before the block ends, so the mode set for the kernel is only ever seen by the kernel.
+    unsafe {
+        std::arch::asm!(
+            "sub rsp, 16",
+            "stmxcsr [rsp]",
+            "mov dword ptr [rsp + 4], {mxcsr:e}",
+            "ldmxcsr [rsp + 4]",
+            "call {f}",
+            "ldmxcsr [rsp]",
+            "add rsp, 16",
+            mxcsr = in(reg) mxcsr,
+            f = in(reg) f,
+            in("rdi") src,
+            in("rsi") dst,
+            in("rdx") vectors,
+            clobber_abi("C"),
+        );
+    }
+}
+
+/// Elsewhere the JIT installs no code ([`crate::code_memory`]), so there is no kernel to call.
+///
+/// # Safety
+/// As for the x86-64 version.
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn call_kernel(f: KernelFn, src: *const u8, dst: *mut u8, vectors: i64, _mxcsr: u32) {
+    f(src, dst, vectors)
+}
+
 /// A compiled kernel's entry point and its granule ([`kernel::Built::granule`]). Only ever
 /// created from code the [`JitInner`] owns.
 #[derive(Clone, Copy, Debug)]
 struct EntryPoint {
     addr: usize,
     granule: usize,
+    /// What MXCSR to call it with ([`mxcsr_for`]).
+    mxcsr: u32,
 }
 
 /// The code a cache entry runs now: the quick tier's until the background thread swaps in the
@@ -167,6 +232,7 @@ struct Slot {
     /// Whether `addr` is the optimised tier's code (else the quick tier's).
     optimised: AtomicBool,
     granule: usize,
+    mxcsr: u32,
 }
 
 impl Slot {
@@ -175,6 +241,7 @@ impl Slot {
             addr: AtomicUsize::new(entry.addr),
             optimised: AtomicBool::new(tier == Tier::Optimised),
             granule: entry.granule,
+            mxcsr: entry.mxcsr,
         })
     }
 
@@ -183,6 +250,7 @@ impl Slot {
             // Acquire: pairs with the Release store of `upgrade`, after the code was finalized.
             addr: self.addr.load(Ordering::Acquire),
             granule: self.granule,
+            mxcsr: self.mxcsr,
         }
     }
 
@@ -195,7 +263,7 @@ impl Slot {
     }
 
     fn upgrade(&self, entry: EntryPoint) {
-        debug_assert_eq!(entry.granule, self.granule);
+        debug_assert_eq!((entry.granule, entry.mxcsr), (self.granule, self.mxcsr));
         self.addr.store(entry.addr, Ordering::Release);
         self.optimised.store(true, Ordering::Relaxed);
     }
@@ -515,6 +583,7 @@ impl Jit {
                 let entry = EntryPoint {
                     addr,
                     granule: code.granule,
+                    mxcsr: mxcsr_for(code.rounding_control),
                 };
                 cache.insert((**request, layout), Slot::new(entry, *tier));
             }
@@ -721,6 +790,7 @@ fn install(
     Ok(EntryPoint {
         addr: addrs[0],
         granule: code.granule,
+        mxcsr: mxcsr_for(code.rounding_control),
     })
 }
 
@@ -766,6 +836,8 @@ pub(crate) struct MachineCode {
     relocs: Vec<cranelift_codegen::FinalizedMachReloc>,
     /// See [`kernel::Built::granule`].
     granule: usize,
+    /// See [`kernel::Built::rounding_control`].
+    rounding_control: Rounding,
 }
 
 impl MachineCode {
@@ -802,7 +874,10 @@ fn compile_machine_code(
             0,
             tier,
         )
-        .map(|(_, granule)| granule)
+        .map(|(row, granule)| {
+            let control = kernel::rounding_control(request, layout, static_mode, row.recipe);
+            (granule, control)
+        })
         .map_err(|e| e.to_string())
     })
     .map_err(|why| JitError::Compile {
@@ -820,7 +895,7 @@ pub(crate) fn compile_function(
 ) -> Result<MachineCode, String> {
     build_and_compile(isa, verify_ir, |into, _| {
         *into = func;
-        Ok(1)
+        Ok((1, Rounding::Rte))
     })
 }
 
@@ -867,14 +942,15 @@ thread_local! {
     static WORKSPACE: RefCell<Option<Workspace>> = const { RefCell::new(None) };
 }
 
-/// Builds a function with `build` (which returns the kernel's granule) into this thread's
+/// Builds a function with `build` (which returns the kernel's granule and rounding control)
+/// into this thread's
 /// workspace and compiles it for `isa`, verifying the IR first when `verify_ir`. Errors and
 /// panics come back as text; after either, the workspace is dropped, since a builder stopped
 /// half-way leaves state behind.
 fn build_and_compile(
     isa: &dyn cranelift_codegen::isa::TargetIsa,
     verify_ir: bool,
-    build: impl FnOnce(&mut Function, &mut FunctionBuilderContext) -> Result<usize, String>,
+    build: impl FnOnce(&mut Function, &mut FunctionBuilderContext) -> Result<(usize, Rounding), String>,
 ) -> Result<MachineCode, String> {
     WORKSPACE.with(|cell| {
         // Compiling never re-enters itself; should it ever, the inner call gets its own.
@@ -887,7 +963,7 @@ fn build_and_compile(
         });
         let result = catch_unwind(AssertUnwindSafe(|| -> Result<MachineCode, String> {
             ws.ctx.clear();
-            let granule = build(&mut ws.ctx.func, &mut ws.fctx)?;
+            let (granule, rounding_control) = build(&mut ws.ctx.func, &mut ws.fctx)?;
             if verify_ir {
                 verify_function(&ws.ctx.func, isa.flags()).map_err(|e| e.to_string())?;
             }
@@ -903,11 +979,20 @@ fn build_and_compile(
                 .max(isa.symbol_alignment());
             let bytes = code.code_buffer().to_vec();
             let relocs = code.buffer.relocs().to_vec();
+            if rounding_control != Rounding::Rte && !relocs.is_empty() {
+                // A call out (a libcall) would run Rust code in the kernel's rounding mode.
+                return Err(format!(
+                    "a kernel that runs with the rounding control set to {rounding_control} \
+                     must not call out, and this one has {} relocations",
+                    relocs.len()
+                ));
+            }
             Ok(MachineCode {
                 bytes,
                 alignment,
                 relocs,
                 granule,
+                rounding_control,
             })
         }))
         .unwrap_or_else(|panic| Err(kernel::panic_message(&*panic)));
@@ -1156,7 +1241,9 @@ impl Kernel {
                     why: "internal error: a kernel call on a short buffer".into(),
                 });
             }
-            f(s.as_ptr(), d.as_mut_ptr(), n as i64);
+            // SAFETY: `f` is this Jit's kernel (above), and the slices hold the `n` vectors it
+            // reads and writes (checked just now).
+            unsafe { call_kernel(f, s.as_ptr(), d.as_mut_ptr(), n as i64, entry.mxcsr) };
             Ok(())
         };
         let run_part = |s: &[u8], d: &mut [u8], vectors: usize| {

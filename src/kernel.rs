@@ -48,6 +48,10 @@ pub struct Built {
     /// buffers hold lanes only, [`elements_per_iteration`] (a vector recipe) or
     /// [`scalar_elements_per_iteration`] (the per-element one); 1 for the others.
     pub granule: usize,
+    /// The rounding the float instructions must run in: the caller sets the target's rounding
+    /// control (x86-64's MXCSR.RC) to it for the call, as the JIT does. `Rte` for every
+    /// kernel but those of a [`Recipe::rounds_by_control`] recipe ([`rounding_control`]).
+    pub rounding_control: Rounding,
 }
 
 /// Which code a kernel is built as: the two tiers of [`crate::jit::Tiering`].
@@ -119,7 +123,13 @@ pub fn build_tier(
         index,
         tier,
     )?;
-    Ok(Built { func, row, granule })
+    let rounding_control = rounding_control(request, layout, static_mode, row.recipe);
+    Ok(Built {
+        func,
+        row,
+        granule,
+        rounding_control,
+    })
 }
 
 /// [`build_tier`] into a function and builder context the caller keeps (the JIT reuses one
@@ -161,6 +171,38 @@ pub fn granule(request: &Request, layout: Layout, static_mode: Rounding, recipe:
             scalar_elements_per_iteration(c)
         }
         _ => 1,
+    }
+}
+
+/// The rounding the kernel [`build_with_recipe`] makes must run in ([`Built::rounding_control`]):
+/// the conversion's own for a [`Recipe::rounds_by_control`] recipe's vector loop, else `Rte`
+/// (the per-element loop of aligned 3-component vectors rounds to nearest-even, like all
+/// other code).
+///
+/// ```
+/// use clconv::{kernel, Extensions, Layout, Request, Rounding};
+/// let isa = clconv::target::Target::X86_64Sse2.isa().unwrap();
+/// let r = Request::parse("convert_float4_rtz(double4)", Extensions::default()).unwrap();
+/// let built = kernel::build(&r, Layout::Packed, Rounding::Rte, &*isa, 0).unwrap();
+/// assert_eq!(built.row.recipe.name, "float_to_float.demote_by_control");
+/// assert_eq!(built.rounding_control, Rounding::Rtz);
+/// let x3 = Request::parse("convert_float3_rtz(double3)", Extensions::default()).unwrap();
+/// let aligned = kernel::build(&x3, Layout::Aligned, Rounding::Rte, &*isa, 0).unwrap();
+/// assert_eq!(aligned.rounding_control, Rounding::Rte);
+/// ```
+pub fn rounding_control(
+    request: &Request,
+    layout: Layout,
+    static_mode: Rounding,
+    recipe: &Recipe,
+) -> Rounding {
+    match request {
+        Request::Convert(c)
+            if recipe.rounds_by_control && vector_block(request, layout, recipe).is_some() =>
+        {
+            c.effective_rounding(static_mode)
+        }
+        _ => Rounding::Rte,
     }
 }
 
@@ -757,6 +799,8 @@ pub struct Compiled {
     pub code_size: usize,
     /// The table row that chose the recipe.
     pub row: &'static Row,
+    /// See [`Built::rounding_control`].
+    pub rounding_control: Rounding,
 }
 
 /// Why a kernel did not compile.
@@ -799,6 +843,7 @@ pub fn compile(
     let built =
         build_tier(request, layout, static_mode, isa, 0, tier).map_err(|e| error(e.to_string()))?;
     let clif = built.func.display().to_string();
+    let rounding_control = built.rounding_control;
     let func = built.func;
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut ctx = cranelift_codegen::Context::for_function(func);
@@ -818,5 +863,6 @@ pub fn compile(
         asm,
         code_size,
         row: built.row,
+        rounding_control,
     })
 }

@@ -627,11 +627,19 @@ fn show(args: &Args) -> Result<ExitCode, Usage> {
     }
     if asm {
         out!(
-            ";; machine code for {target} ({} bytes; recipe {} from {}:{})\n{}",
+            ";; machine code for {target} ({} bytes; recipe {} from {}:{}{})\n{}",
             c.code_size,
             c.row.recipe.name,
             c.row.file,
             c.row.line,
+            if c.rounding_control == clconv::Rounding::Rte {
+                String::new()
+            } else {
+                format!(
+                    "; runs with the rounding control set to {}",
+                    c.rounding_control
+                )
+            },
             c.asm.unwrap_or_default()
         );
     }

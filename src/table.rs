@@ -20,6 +20,13 @@ use cranelift_codegen::isa::TargetIsa;
 use std::fmt;
 use std::sync::OnceLock;
 
+/// The flag name the guard `mxcsr` stands for. It is no Cranelift flag: it holds for batch
+/// kernels, whose caller sets the rounding control (x86-64's MXCSR.RC) to the rounding a
+/// [`Recipe::rounds_by_control`] recipe needs (the JIT does; see
+/// [`crate::kernel::Built::rounding_control`]), and never for code lowered into a caller's own
+/// function ([`crate::lower::Lowering`]), which runs in whatever mode its caller left.
+pub const ROUNDING_CONTROL: &str = "clconv: the kernel's caller sets the rounding control";
+
 /// A target architecture with a table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Arch {
@@ -73,6 +80,7 @@ impl Arch {
                 ("avx512f", "has_avx512f"),
                 ("avx512vl", "has_avx512vl"),
                 ("avx512dq", "has_avx512dq"),
+                ("mxcsr", ROUNDING_CONTROL),
             ],
             Arch::Aarch64 => &[("lse", "has_lse"), ("fp16", "has_fp16")],
             Arch::Riscv64 => &[("has_v", "has_v"), ("has_zfh", "has_zfh")],
@@ -308,6 +316,17 @@ impl Table {
                     )));
                 }
             }
+            if recipe.rounds_by_control != guard.contains(&"mxcsr") {
+                return Err(err(format!(
+                    "recipe `{}` {}: only such recipes take the `mxcsr` guard, and they need it",
+                    recipe.name,
+                    if recipe.rounds_by_control {
+                        "rounds by the rounding control"
+                    } else {
+                        "rounds to nearest-even by itself"
+                    }
+                )));
+            }
             let row = Row {
                 file,
                 line,
@@ -417,7 +436,8 @@ pub fn table(arch: Arch) -> Result<&'static Table, TableError> {
         .expect("one table per architecture"))
 }
 
-/// The row that lowers `key` for `isa`, with its guards checked against the ISA's flags.
+/// The row that lowers `key` in a batch kernel for `isa`, with its guards checked against the
+/// ISA's flags ([`IsaFeatures::of`]).
 pub fn choose_for(isa: &dyn TargetIsa, key: &Key) -> Result<&'static Row, TableError> {
     IsaFeatures::of(isa)?.choose(key)
 }
@@ -439,10 +459,12 @@ pub fn choose_for(isa: &dyn TargetIsa, key: &Key) -> Result<&'static Row, TableE
 pub struct IsaFeatures {
     arch: Arch,
     enabled: Vec<&'static str>,
+    rounding_control: bool,
 }
 
 impl IsaFeatures {
-    /// The features of `isa`; an error for an architecture without a table.
+    /// The features of `isa` for a batch kernel: its flags, and on x86-64 the `mxcsr` guard
+    /// ([`ROUNDING_CONTROL`]). An error for an architecture without a table.
     pub fn of(isa: &dyn TargetIsa) -> Result<IsaFeatures, TableError> {
         let arch = Arch::of(isa).ok_or_else(|| TableError {
             file: "lowering-tables".into(),
@@ -455,11 +477,34 @@ impl IsaFeatures {
             .filter(|v| v.as_bool() == Some(true))
             .map(|v| v.name)
             .collect();
-        Ok(IsaFeatures { arch, enabled })
+        Ok(IsaFeatures {
+            arch,
+            enabled,
+            rounding_control: arch == Arch::X86_64,
+        })
     }
 
-    /// Whether the Cranelift flag `name` is on.
+    /// These features for code that runs in its caller's rounding mode (nearest-even, as
+    /// OpenCL and Rust assume): the `mxcsr` guard never holds.
+    ///
+    /// ```
+    /// use clconv::table::{IsaFeatures, ROUNDING_CONTROL};
+    /// let isa = clconv::target::Target::X86_64Avx512.isa().unwrap();
+    /// let batch = IsaFeatures::of(&*isa).unwrap();
+    /// assert!(batch.has(ROUNDING_CONTROL));
+    /// assert!(!batch.without_rounding_control().has(ROUNDING_CONTROL));
+    /// ```
+    pub fn without_rounding_control(mut self) -> IsaFeatures {
+        self.rounding_control = false;
+        self
+    }
+
+    /// Whether the Cranelift flag `name` is on ([`ROUNDING_CONTROL`]: whether the `mxcsr`
+    /// guard holds).
     pub fn has(&self, name: &str) -> bool {
+        if name == ROUNDING_CONTROL {
+            return self.rounding_control;
+        }
         self.enabled.contains(&name)
     }
 

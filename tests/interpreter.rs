@@ -348,7 +348,7 @@ fn agree(name: &str, layout: Layout, src: &[u8], expected: &[u8]) {
     let isa = jit::host_isa(X64Flags::Host).unwrap();
     let built = kernel::build(&r, layout, Rounding::Rte, &*isa, 0).unwrap();
     let mut got = vec![0xa5u8; expected.len()];
-    interp::run_kernel(&built.func, built.granule, src, &mut got, vectors).unwrap();
+    interp::run_built(&built, src, &mut got, vectors).unwrap();
     assert_eq!(got, expected, "interpreter: {name} [{}]", layout.name());
 
     let mut got = vec![0xa5u8; expected.len()];
@@ -697,9 +697,7 @@ fn throughput() {
         let n = e.len() / lanes;
         let mut dst = vec![0u8; n * buffer::bytes_per_vector(r.dst(), Layout::Packed)];
         let t = Instant::now();
-        let steps =
-            interp::run_kernel_with_limit(&built.func, built.granule, &src, &mut dst, n, u64::MAX)
-                .unwrap();
+        let steps = interp::run_built(&built, &src, &mut dst, n).unwrap();
         let d = t.elapsed();
         let entry = by.entry(built.row.recipe.name).or_default();
         entry.0 += steps;

@@ -3,7 +3,7 @@
 //! with the file and line.
 
 use clconv::lower::recipes::Class;
-use clconv::table::{self, Arch, Key, Table};
+use clconv::table::{self, Arch, IsaFeatures, Key, Table};
 use clconv::target::Target;
 
 /// The targets whose feature sets decide each architecture's guarded rows.
@@ -56,16 +56,15 @@ fn every_row_is_chosen_by_some_conversion_on_some_target() {
         let mut reached = vec![false; t.rows.len()];
         for target in targets_of(t.arch) {
             let isa = target.isa().unwrap();
-            let flags = isa.isa_flags();
-            let enabled = |name: &str| {
-                flags
-                    .iter()
-                    .any(|v| v.name == name && v.as_bool() == Some(true))
-            };
-            for key in Key::all() {
-                let row = t.choose(&key, &enabled).expect("a fallback matches");
-                let i = t.rows.iter().position(|r| std::ptr::eq(r, row)).unwrap();
-                reached[i] = true;
+            // Batch kernels, and code lowered into a caller's function (no `mxcsr` rows).
+            let batch = IsaFeatures::of(&*isa).unwrap();
+            for features in [batch.clone(), batch.without_rounding_control()] {
+                let enabled = |name: &str| features.has(name);
+                for key in Key::all() {
+                    let row = t.choose(&key, &enabled).expect("a fallback matches");
+                    let i = t.rows.iter().position(|r| std::ptr::eq(r, row)).unwrap();
+                    reached[i] = true;
+                }
             }
         }
         for (row, hit) in t.rows.iter().zip(reached) {
@@ -92,6 +91,45 @@ fn the_host_takes_the_native_rows() {
     let sse2 = Target::X86_64Sse2.isa().unwrap();
     let row = table::choose_for(&*sse2, &key(UInt, Float, Rte)).unwrap();
     assert_eq!(row.recipe.name, "int_to_float.split_sum");
+}
+
+#[test]
+fn only_batch_kernels_round_by_the_rounding_control() {
+    // A row guarded by `mxcsr` names a recipe that rounds by MXCSR.RC, and only such rows do:
+    // the tables refuse anything else.
+    for t in table::tables().unwrap() {
+        for row in &t.rows {
+            assert_eq!(
+                row.recipe.rounds_by_control,
+                row.guard.contains(&"mxcsr"),
+                "{row:?}"
+            );
+        }
+    }
+    assert!(
+        parse_error("mxcsr float_to_float double float * rtz float_to_float.demote\n")
+            .contains("rounds to nearest-even by itself")
+    );
+    assert!(
+        parse_error("- float_to_float double float * rtz float_to_float.demote_by_control\n")
+            .contains("rounds by the rounding control")
+    );
+    // Code lowered into a caller's function never takes them (the caller's mode is its own).
+    let isa = Target::X86_64Avx512.isa().unwrap();
+    let batch = IsaFeatures::of(&*isa).unwrap();
+    let inline = batch.clone().without_rounding_control();
+    let mut by_control = 0;
+    for key in Key::all() {
+        if batch.choose(&key).unwrap().recipe.rounds_by_control {
+            by_control += 1;
+        }
+        assert!(
+            !inline.choose(&key).unwrap().recipe.rounds_by_control,
+            "{key:?}"
+        );
+    }
+    // int, uint, long, ulong -> float; long, ulong -> double; double -> float: 7 pairs x 3 modes.
+    assert_eq!(by_control, 21);
 }
 
 fn parse_error(text: &str) -> String {

@@ -137,6 +137,33 @@ pub fn vector_demote(
         .collect()
 }
 
+/// Vector recipe `float_to_float.demote_by_control` (x86-64 batch kernels, directed modes):
+/// `fvdemote` (`cvtpd2ps`) alone, run with the rounding control (MXCSR.RC) set to the mode,
+/// which it rounds by; NaNs, infinities, overflow (rtz: FLT_MAX) and subnormal results as the
+/// instruction gives them, which is what IEEE 754 and the reference say.
+///
+/// Hard inputs: FLT_MAX + half an ulp and more (rtz/rtn of a positive: FLT_MAX), the smallest
+/// subnormal float and half of it, -0, sNaN (quieted, payload kept).
+///
+/// ```
+/// // On x86-64, convert_float2_rtz(double2) is this recipe (lowering-tables/x86_64.table).
+/// let jit = clconv::jit::Jit::new().unwrap();
+/// let k = jit.compile("convert_float2_rtz(double2)").unwrap();
+/// let mut out = [0f32; 2];
+/// k.run(&[1e300f64, -(1.0 + f64::EPSILON)][..], &mut out[..]).unwrap();
+/// assert_eq!(out, [f32::MAX, -1.0]);
+/// ```
+pub fn vector_demote_by_control(
+    b: &mut FunctionBuilder,
+    _spec: &crate::lower::recipes::BlockSpec,
+    inputs: &[Value],
+) -> Vec<Value> {
+    inputs
+        .chunks(2)
+        .map(|pair| demote_block(b, pair[0], pair[1], Rounding::Rte))
+        .collect()
+}
+
 /// Two F64X2 -> one F32X4 rounded by `rounding`: the vector form of [`demote_f64`].
 ///
 /// `fvdemote` rounds to nearest-even (lanes 2, 3 zero); `fvpromote_low` widens the result back

@@ -371,6 +371,75 @@ pub fn vector_convert_back(
         .collect()
 }
 
+/// Vector recipe `int_to_float.by_control` (x86-64 batch kernels, directed modes): the
+/// nearest-even sequences, run with the rounding control (MXCSR.RC) set to the mode, so the one
+/// rounding they make is the mode's.
+///
+/// - int/uint -> float: one `fcvt_from_*` I32X4 -> F32X4 (`cvtdq2ps`; for uint `vcvtudq2ps`,
+///   or without AVX-512VL Cranelift's sequence, whose halves convert exactly and whose one
+///   addition rounds).
+/// - long/ulong -> double: (hi * 2^32 - 2^52) + (2^52 + lo) as in [`sum_64_nearest`], whose
+///   addition is the one rounding.
+/// - long/ulong -> float: the same double, then `fvdemote`: two roundings, but in the same
+///   direction, and rounding down (up, toward zero) to the double grid and then to the float
+///   grid, which is a subset of it, rounds down (up, toward zero) to the float grid.
+/// - rtn only: 0 sums to -2^52 + 2^52, an exact zero, which IEEE 754 makes -0 when rounding
+///   down; an integer converts to +0, so a zero result has its sign cleared.
+///
+/// Hard inputs: 2^24 + 1 and 2^53 + 1 (the first inexact), INT_MAX, UINT_MAX, LONG_MIN,
+/// ULONG_MAX (rtp: 2^64), 0.
+///
+/// ```
+/// // On x86-64, convert_float4_rtn(long4) is this recipe (lowering-tables/x86_64.table).
+/// let jit = clconv::jit::Jit::new().unwrap();
+/// let k = jit.compile("convert_float4_rtn(long4)").unwrap();
+/// let mut out = [1f32; 4];
+/// k.run(&[0i64, -16_777_217, i64::MAX, i64::MIN][..], &mut out[..]).unwrap();
+/// assert_eq!(out.map(f32::to_bits), [0, (-16_777_218f32).to_bits(), 0x5eff_ffff, 0xdf00_0000]);
+/// ```
+pub fn vector_by_control(
+    b: &mut FunctionBuilder,
+    spec: &crate::lower::recipes::BlockSpec,
+    inputs: &[Value],
+) -> Vec<Value> {
+    if spec.src.bits() == 32 {
+        return vector_native_rte(b, spec, inputs);
+    }
+    let sums: Vec<Value> = inputs
+        .iter()
+        .map(|&x| sum_64_nearest(b, spec.src, x))
+        .collect();
+    let results: Vec<Value> = if spec.dst == ScalarType::Double {
+        sums
+    } else {
+        sums.chunks(2)
+            .map(|pair| super::float_to_float::demote_block(b, pair[0], pair[1], Rounding::Rte))
+            .collect()
+    };
+    if spec.rounding != Rounding::Rtn {
+        return results;
+    }
+    results
+        .into_iter()
+        .map(|r| clear_sign_of_zero(b, r))
+        .collect()
+}
+
+/// `v` (F32X4 or F64X2) with -0 lanes made +0.
+fn clear_sign_of_zero(b: &mut FunctionBuilder, v: Value) -> Value {
+    use crate::lower::lanes::{int_vector, splat_bits};
+    use cranelift_codegen::ir::condcodes::FloatCC;
+    let fty = b.func.dfg.value_type(v);
+    let ity = int_vector(fty.lane_bits());
+    let zero = splat_bits(b, fty, 0);
+    let is_zero = b.ins().fcmp(FloatCC::Equal, v, zero);
+    let sign = splat_bits(b, ity, 1 << (fty.lane_bits() - 1));
+    let clear = b.ins().band(is_zero, sign);
+    let bits = bitcast_le(b, ity, v);
+    let bits = b.ins().band_not(bits, clear);
+    bitcast_le(b, fty, bits)
+}
+
 /// Vector recipe `int_to_float.split_sum`: 32-bit integers to float in any mode, 64-bit
 /// integers to double or float in any mode, with no per-lane `clz` (vector code has none).
 ///
@@ -472,7 +541,8 @@ pub(crate) fn split_sum_64(b: &mut FunctionBuilder, src: ScalarType, x: Value) -
 /// [`split_sum_64`] with 2^52 folded into the high part's offset, so that one addition, the
 /// only rounding, gives the result: (hi * 2^32 - 2^52) + (2^52 + lo). Both terms are exact:
 /// hi * 2^32 - 2^52 = 2^32 * (hi - 2^20) has at most 33 significant bits, and 2^52 + lo is the
-/// magic-exponent form of lo. x = 0 gives -2^52 + 2^52 = +0.
+/// magic-exponent form of lo. x = 0 gives -2^52 + 2^52 = +0 (-0 when rounding down:
+/// [`vector_by_control`]).
 fn sum_64_nearest(b: &mut FunctionBuilder, src: ScalarType, x: Value) -> Value {
     use crate::lower::lanes::splat_bits;
     let low32 = splat_bits(b, types::I64X2, 0xffff_ffff);

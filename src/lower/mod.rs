@@ -315,8 +315,11 @@ impl Lowering {
         if conv.src().elem == conv.dst().elem {
             return None;
         }
-        let row =
-            crate::table::choose_for(&**isa, &crate::table::Key::of(&self.spec(conv))).ok()?;
+        let row = crate::table::IsaFeatures::of(&**isa)
+            .ok()?
+            .without_rounding_control()
+            .choose(&crate::table::Key::of(&self.spec(conv)))
+            .ok()?;
         match row.recipe.body {
             recipes::Body::Vector(emit) => Some(emit),
             _ => None,

@@ -122,6 +122,12 @@ pub struct Recipe {
     pub supports: fn(&BlockSpec) -> bool,
     /// The code.
     pub body: Body,
+    /// Whether its float instructions round by the target's rounding control rather than to
+    /// nearest-even: the kernel must run with the control set to the conversion's rounding
+    /// (x86-64's MXCSR.RC; [`crate::kernel::Built::rounding_control`]). Only rows guarded by
+    /// `mxcsr` may name such a recipe: batch kernels, whose caller (the JIT) sets the control,
+    /// never code lowered into a caller's own function.
+    pub rounds_by_control: bool,
 }
 
 fn any(_: &BlockSpec) -> bool {
@@ -156,6 +162,21 @@ fn int_to_float_directed(s: &BlockSpec) -> bool {
 fn split_sum_supported(s: &BlockSpec) -> bool {
     (s.src.bits() == 32 && s.dst == ScalarType::Float)
         || (s.src.bits() == 64 && matches!(s.dst, ScalarType::Float | ScalarType::Double))
+}
+
+/// int/uint -> float and long/ulong -> float/double in a directed mode: the conversions a
+/// rounding control set to the mode makes one rounding (or two in the same direction).
+fn int_to_float_by_control(s: &BlockSpec) -> bool {
+    let wide_enough = match s.src.bits() {
+        32 => s.dst == ScalarType::Float,
+        64 => matches!(s.dst, ScalarType::Float | ScalarType::Double),
+        _ => false,
+    };
+    s.src.is_integer() && wide_enough && s.rounding != Rounding::Rte
+}
+
+fn demote_directed(s: &BlockSpec) -> bool {
+    demote_supported(s) && s.rounding != Rounding::Rte
 }
 
 fn promote_supported(s: &BlockSpec) -> bool {
@@ -199,90 +220,119 @@ pub const RECIPES: &[Recipe] = &[
         class: None,
         supports: any,
         body: Body::Scalar,
+        rounds_by_control: false,
     },
     Recipe {
         name: "int_to_int.vector",
         class: Some(Class::IntToInt),
         supports: any,
         body: Body::Vector(int_to_int::vector),
+        rounds_by_control: false,
     },
     Recipe {
         name: "float_to_int.round_native",
         class: Some(Class::FloatToInt),
         supports: float_to_small_int,
         body: Body::Vector(round_native),
+        rounds_by_control: false,
     },
     Recipe {
         name: "float_to_int.round_magic",
         class: Some(Class::FloatToInt),
         supports: float_to_small_int,
         body: Body::Vector(round_magic),
+        rounds_by_control: false,
     },
     Recipe {
         name: "float_to_int.clamp_magic",
         class: Some(Class::FloatToInt),
         supports: float_to_small_unsigned,
         body: Body::Vector(float_to_int::vector_clamp_magic),
+        rounds_by_control: false,
     },
     Recipe {
         name: "int_to_float.exact",
         class: Some(Class::IntToFloat),
         supports: exact_int_to_float,
         body: Body::Vector(int_to_float::vector_exact),
+        rounds_by_control: false,
     },
     Recipe {
         name: "int_to_float.native_rte",
         class: Some(Class::IntToFloat),
         supports: int32_to_float_rte,
         body: Body::Vector(int_to_float::vector_native_rte),
+        rounds_by_control: false,
     },
     Recipe {
         name: "int_to_float.convert_back",
         class: Some(Class::IntToFloat),
         supports: int_to_float_directed,
         body: Body::Vector(int_to_float::vector_convert_back),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "int_to_float.by_control",
+        class: Some(Class::IntToFloat),
+        supports: int_to_float_by_control,
+        body: Body::Vector(int_to_float::vector_by_control),
+        rounds_by_control: true,
     },
     Recipe {
         name: "int_to_float.split_sum",
         class: Some(Class::IntToFloat),
         supports: split_sum_supported,
         body: Body::Vector(int_to_float::vector_split_sum),
+        rounds_by_control: false,
     },
     Recipe {
         name: "float_to_float.promote",
         class: Some(Class::FloatToFloat),
         supports: promote_supported,
         body: Body::Vector(promote),
+        rounds_by_control: false,
     },
     Recipe {
         name: "float_to_float.demote",
         class: Some(Class::FloatToFloat),
         supports: demote_supported,
         body: Body::Vector(float_to_float::vector_demote),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "float_to_float.demote_by_control",
+        class: Some(Class::FloatToFloat),
+        supports: demote_directed,
+        body: Body::Vector(float_to_float::vector_demote_by_control),
+        rounds_by_control: true,
     },
     Recipe {
         name: "half.round_native",
         class: None,
         supports: half_supported,
         body: Body::Vector(half_native),
+        rounds_by_control: false,
     },
     Recipe {
         name: "half.round_magic",
         class: None,
         supports: half_supported,
         body: Body::Vector(half_magic),
+        rounds_by_control: false,
     },
     Recipe {
         name: "copy.vector",
         class: None,
         supports: any,
         body: Body::CopyVector,
+        rounds_by_control: false,
     },
     Recipe {
         name: "copy.scalar",
         class: None,
         supports: any,
         body: Body::CopyScalar,
+        rounds_by_control: false,
     },
 ];
 
