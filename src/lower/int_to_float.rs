@@ -384,7 +384,8 @@ pub fn vector_convert_back(
 ///   direction, and rounding down (up, toward zero) to the double grid and then to the float
 ///   grid, which is a subset of it, rounds down (up, toward zero) to the float grid.
 /// - rtn only: 0 sums to -2^52 + 2^52, an exact zero, which IEEE 754 makes -0 when rounding
-///   down; an integer converts to +0, so a zero result has its sign cleared.
+///   down; an integer converts to +0, so a zero result has its sign cleared (for ulong, never
+///   negative, every result's).
 ///
 /// Hard inputs: 2^24 + 1 and 2^53 + 1 (the first inexact), INT_MAX, UINT_MAX, LONG_MIN,
 /// ULONG_MAX (rtp: 2^64), 0.
@@ -421,8 +422,26 @@ pub fn vector_by_control(
     }
     results
         .into_iter()
-        .map(|r| clear_sign_of_zero(b, r))
+        .map(|r| {
+            if spec.src.is_signed_integer() {
+                clear_sign_of_zero(b, r)
+            } else {
+                // Never negative: clearing the sign bit is enough (one `pand`).
+                clear_sign(b, r)
+            }
+        })
         .collect()
+}
+
+/// `v` (F32X4 or F64X2) with every lane's sign bit cleared.
+fn clear_sign(b: &mut FunctionBuilder, v: Value) -> Value {
+    use crate::lower::lanes::{int_vector, splat_bits};
+    let fty = b.func.dfg.value_type(v);
+    let ity = int_vector(fty.lane_bits());
+    let magnitude = splat_bits(b, ity, (1 << (fty.lane_bits() - 1)) - 1);
+    let bits = bitcast_le(b, ity, v);
+    let bits = b.ins().band(bits, magnitude);
+    bitcast_le(b, fty, bits)
 }
 
 /// `v` (F32X4 or F64X2) with -0 lanes made +0.
