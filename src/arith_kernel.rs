@@ -239,8 +239,6 @@ fn counted_loop(
     b.switch_to_block(exit);
 }
 
-type ArithFn = extern "C" fn(*const u8, *const u8, *const u8, *mut u8, i64);
-
 /// A compiled arithmetic batch kernel, from [`Jit::compile_arith`]. Holds its [`Jit`], so the
 /// code lives as long as the kernel.
 pub struct ArithKernel {
@@ -344,13 +342,15 @@ impl ArithKernel {
         let b = ptrs.get(1).copied().unwrap_or(a);
         let c = ptrs.get(2).copied().unwrap_or(a);
         // SAFETY: `entry` is a function this kernel's Jit compiled from `build` for this
-        // request and layout, with the SystemV signature of `ArithFn`; `self._jit` keeps its
-        // code memory alive. `vector_count` proved that every operand buffer and
-        // the destination hold exactly `vectors` vectors of the request in this layout, and the
-        // kernel reads and writes only those bytes, reading only the operands the operation
-        // takes. `dst` comes from an exclusive borrow, so no operand overlaps it.
-        let f: ArithFn = unsafe { std::mem::transmute::<usize, ArithFn>(entry) };
-        f(a, b, c, dst, vectors as i64);
+        // request and layout, with the SystemV signature (a, b, c, dst, vectors); it calls
+        // nothing but libm's `fma` (without an FMA instruction), which runs in the default
+        // MXCSR it is called with here (nearest-even, no flush-to-zero, as Rust assumes).
+        // `self._jit` keeps its code memory alive. `vector_count` proved that every operand
+        // buffer and the destination hold exactly `vectors` vectors of the request in this
+        // layout, and the kernel reads and writes only those bytes, reading only the operands
+        // the operation takes. `dst` comes from an exclusive borrow, so no operand overlaps it.
+        let args = [a as usize, b as usize, c as usize, dst as usize, vectors];
+        unsafe { jit::call_kernel(entry, args, jit::MXCSR_DEFAULT) };
         Ok(())
     }
 }

@@ -156,13 +156,14 @@ pub struct Disassembly {
     pub code_size: usize,
 }
 
-type KernelFn = extern "C" fn(*const u8, *mut u8, i64);
+/// [`mxcsr_for`] nearest-even: what every kernel but the `mxcsr` rows' runs under.
+pub(crate) const MXCSR_DEFAULT: u32 = mxcsr_for(Rounding::Rte);
 
 /// The MXCSR a kernel runs under: every floating-point exception masked, no flush-to-zero and
 /// no denormals-are-zero (the conversions produce and read subnormals, whatever the calling
 /// thread set), and the rounding control (bits 13-14) of `rounding`: the kernel's
 /// [`kernel::Built::rounding_control`], nearest-even for all but the `mxcsr` rows' recipes.
-const fn mxcsr_for(rounding: Rounding) -> u32 {
+pub(crate) const fn mxcsr_for(rounding: Rounding) -> u32 {
     let rc = match rounding {
         Rounding::Rte => 0,
         Rounding::Rtn => 1,
@@ -172,15 +173,18 @@ const fn mxcsr_for(rounding: Rounding) -> u32 {
     0x1f80 | rc << 13
 }
 
-/// Calls the kernel `f` on (`src`, `dst`, `vectors`) with MXCSR set to `mxcsr`, and the
-/// caller's MXCSR (its mode, and its exception flags: the kernel's do not leak) back after it.
-/// Rust code never runs in the kernel's mode: the whole switch is one `asm!` block.
+/// Calls the kernel at `entry` with the integer arguments `args` (in order: a conversion
+/// kernel's `src`, `dst`, `vectors` and two unused zeros; an arithmetic kernel's `a`, `b`, `c`,
+/// `dst`, `vectors`) and MXCSR set to `mxcsr`; the caller's MXCSR (its mode, and its exception
+/// flags: the kernel's do not leak) is back after it. Rust code never runs in the kernel's
+/// mode: the whole switch is one `asm!` block.
 ///
 /// # Safety
-/// `f` must be a kernel this crate compiled (SystemV, the `KernelFn` signature, no calls back
-/// into Rust) and `src`/`dst` valid for what it reads and writes for `vectors`.
+/// `entry` must be a kernel this crate compiled (SystemV, integer parameters only, at most
+/// five; no calls back into Rust unless `mxcsr` is [`MXCSR_DEFAULT`], the environment Rust
+/// code assumes), and the pointers among `args` valid for what it reads and writes.
 #[cfg(target_arch = "x86_64")]
-unsafe fn call_kernel(f: KernelFn, src: *const u8, dst: *mut u8, vectors: i64, mxcsr: u32) {
+pub(crate) unsafe fn call_kernel(entry: usize, args: [usize; 5], mxcsr: u32) {
     // SAFETY: the caller's contract above covers the call itself. The block keeps the ABI's
     // promises: the stack stays 16-byte aligned at the call (it is on entry to an asm block
     // without `nostack`, and 16 bytes are reserved), everything the callee may clobber is
@@ -192,14 +196,16 @@ unsafe fn call_kernel(f: KernelFn, src: *const u8, dst: *mut u8, vectors: i64, m
             "stmxcsr [rsp]",
             "mov dword ptr [rsp + 4], {mxcsr:e}",
             "ldmxcsr [rsp + 4]",
-            "call {f}",
+            "call {entry}",
             "ldmxcsr [rsp]",
             "add rsp, 16",
             mxcsr = in(reg) mxcsr,
-            f = in(reg) f,
-            in("rdi") src,
-            in("rsi") dst,
-            in("rdx") vectors,
+            entry = in(reg) entry,
+            in("rdi") args[0],
+            in("rsi") args[1],
+            in("rdx") args[2],
+            in("rcx") args[3],
+            in("r8") args[4],
             clobber_abi("C"),
         );
     }
@@ -210,8 +216,11 @@ unsafe fn call_kernel(f: KernelFn, src: *const u8, dst: *mut u8, vectors: i64, m
 /// # Safety
 /// As for the x86-64 version.
 #[cfg(not(target_arch = "x86_64"))]
-unsafe fn call_kernel(f: KernelFn, src: *const u8, dst: *mut u8, vectors: i64, _mxcsr: u32) {
-    f(src, dst, vectors)
+pub(crate) unsafe fn call_kernel(entry: usize, args: [usize; 5], _mxcsr: u32) {
+    type Entry = extern "C" fn(usize, usize, usize, usize, usize);
+    // SAFETY: as the caller promises; extra integer arguments are ignored by the callee.
+    let f: Entry = unsafe { std::mem::transmute::<usize, Entry>(entry) };
+    f(args[0], args[1], args[2], args[3], args[4])
 }
 
 /// A compiled kernel's entry point and its granule ([`kernel::Built::granule`]). Only ever
@@ -1226,10 +1235,6 @@ impl Kernel {
         }
         let (src_per, dst_per) = (src.len() / vectors, dst.len() / vectors);
         let (src_unit, dst_unit) = (src_per / units, dst_per / units);
-        // SAFETY: `entry` points at a function this Jit compiled from `kernel::build`, whose
-        // signature is (src, dst, vectors) with the SystemV ABI of `KernelFn`; its code memory
-        // stays mapped while `self.jit` holds its Arc.
-        let f: KernelFn = unsafe { std::mem::transmute::<usize, KernelFn>(entry.addr) };
         let run = |s: &[u8], d: &mut [u8], n: usize| -> Result<(), JitError> {
             // `run_in_granules` hands over slices of at least `n` kernel vectors each (checked
             // here, so a slip there is an error, not a wild write); the kernel converts `n`
@@ -1241,9 +1246,12 @@ impl Kernel {
                     why: "internal error: a kernel call on a short buffer".into(),
                 });
             }
-            // SAFETY: `f` is this Jit's kernel (above), and the slices hold the `n` vectors it
-            // reads and writes (checked just now).
-            unsafe { call_kernel(f, s.as_ptr(), d.as_mut_ptr(), n as i64, entry.mxcsr) };
+            // SAFETY: `entry` points at a function this Jit compiled from `kernel::build`, whose
+            // signature is (src, dst, vectors), SystemV, and which calls nothing; its code
+            // memory stays mapped while `self.jit` holds its Arc. The slices hold the `n`
+            // vectors it reads and writes (checked just now).
+            let args = [s.as_ptr() as usize, d.as_mut_ptr() as usize, n, 0, 0];
+            unsafe { call_kernel(entry.addr, args, entry.mxcsr) };
             Ok(())
         };
         let run_part = |s: &[u8], d: &mut [u8], vectors: usize| {

@@ -444,6 +444,54 @@ fn clear_sign(b: &mut FunctionBuilder, v: Value) -> Value {
     bitcast_le(b, fty, bits)
 }
 
+/// Vector recipe `int_to_float.ulong_halves_by_control` (x86-64 batch kernels with
+/// AVX-512VL, ulong -> float rtz/rtn, run with MXCSR.RC set to the mode): per four elements,
+/// the high and low 32-bit halves gathered into two I32X4 (`shufps`), each converted by
+/// `vcvtudq2ps` (rounding down), then f = hi' * 2^32 + lo' (the product exact, the sum
+/// rounding down): 7 instructions against the split sum's 20.
+///
+/// Rounding down twice is rounding down once here. If hi >= 2^24, F = hi' * 2^32 is the
+/// largest float <= hi * 2^32, and u = hi * 2^32 + lo < F + ulp(F) (hi - hi' <= ulp(hi') - 1,
+/// lo < 2^32), so F <= F + lo' <= u < F + ulp(F) and the sum rounds to F, which is the largest
+/// float <= u. If hi < 2^24, hi * 2^32 is exact; lo - lo' < 2^8 while every float from 2^32 up
+/// is a multiple of 2^9, so no float lies in (hi * 2^32 + lo', u] and both round down to the
+/// same float. hi = 0: f = lo', +0 for 0 (+0 + +0 is +0 in every mode). Rounding up twice is
+/// not rounding up once (rtp keeps [`vector_by_control`]), nor are signed sources, whose
+/// negative values round away from zero under rtn.
+///
+/// Hard inputs: 2^24 + 1, 2^32 - 1, 2^32 + 2^8 - 1, 2^56 - 1, ULONG_MAX, 0.
+pub fn vector_ulong_halves_by_control(
+    b: &mut FunctionBuilder,
+    _spec: &crate::lower::recipes::BlockSpec,
+    inputs: &[Value],
+) -> Vec<Value> {
+    use crate::lower::lanes::{shuffle_bytes, splat_bits};
+    // Dwords 0 and 2 of each input (the low halves), resp. 1 and 3 (the high halves).
+    let dwords = |first: u8| -> [u8; 16] {
+        let mut mask = [0u8; 16];
+        for (i, m) in mask.iter_mut().enumerate() {
+            let lane = (i / 4) as u8;
+            let source = if lane < 2 { 0 } else { 16 };
+            *m = source + (lane % 2) * 8 + first * 4 + (i % 4) as u8;
+        }
+        mask
+    };
+    let two32 = splat_bits(b, types::F32X4, 0x4f80_0000); // 2^32
+    inputs
+        .chunks(2)
+        .map(|pair| {
+            let lo = shuffle_bytes(b, pair[0], pair[1], dwords(0));
+            let hi = shuffle_bytes(b, pair[0], pair[1], dwords(1));
+            let lo = bitcast_le(b, types::I32X4, lo);
+            let hi = bitcast_le(b, types::I32X4, hi);
+            let lo = b.ins().fcvt_from_uint(types::F32X4, lo);
+            let hi = b.ins().fcvt_from_uint(types::F32X4, hi);
+            let hi = b.ins().fmul(hi, two32);
+            b.ins().fadd(hi, lo)
+        })
+        .collect()
+}
+
 /// `v` (F32X4 or F64X2) with -0 lanes made +0.
 fn clear_sign_of_zero(b: &mut FunctionBuilder, v: Value) -> Value {
     use crate::lower::lanes::{int_vector, splat_bits};

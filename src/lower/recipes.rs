@@ -175,6 +175,12 @@ fn int_to_float_by_control(s: &BlockSpec) -> bool {
     s.src.is_integer() && wide_enough && s.rounding != Rounding::Rte
 }
 
+fn ulong_to_float_down(s: &BlockSpec) -> bool {
+    s.src == ScalarType::ULong
+        && s.dst == ScalarType::Float
+        && matches!(s.rounding, Rounding::Rtz | Rounding::Rtn)
+}
+
 fn demote_directed(s: &BlockSpec) -> bool {
     demote_supported(s) && s.rounding != Rounding::Rte
 }
@@ -276,6 +282,13 @@ pub const RECIPES: &[Recipe] = &[
         class: Some(Class::IntToFloat),
         supports: int_to_float_by_control,
         body: Body::Vector(int_to_float::vector_by_control),
+        rounds_by_control: true,
+    },
+    Recipe {
+        name: "int_to_float.ulong_halves_by_control",
+        class: Some(Class::IntToFloat),
+        supports: ulong_to_float_down,
+        body: Body::Vector(int_to_float::vector_ulong_halves_by_control),
         rounds_by_control: true,
     },
     Recipe {
