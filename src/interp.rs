@@ -68,7 +68,9 @@
 //! `fvdemote`, `fvpromote_low`, `snarrow`/`unarrow`/`uunarrow`, `swiden`/`uwiden`, `shuffle`,
 //! `nearest`/`floor`/`ceil`, `bitcast`, ...). The one is `x86_cvtt2dq` I32X4 <- F32X4
 //! (`cvttps2dq`), which x86-64's `int_to_float.convert_back` recipe uses to read a conversion's
-//! error: this driver executes it itself, from the instruction's documented semantics (each
+//! error (the builder API's recipe since stop 15: the batch kernels this module checks take
+//! `int_to_float.by_control`, but [`check_function`] runs any kernel): this driver executes it
+//! itself, from the instruction's documented semantics (each
 //! lane truncated, `INT_MIN` for NaN and out-of-range lanes; unit-tested on hand-computed
 //! lanes), and the interpreter everything around it. So every kernel of every target runs: the
 //! set of requests the interpreter cannot run is empty, and `tests/interpreter.rs` asserts

@@ -318,7 +318,7 @@ fn spec_of(c: &Conversion, static_mode: Rounding) -> BlockSpec {
 /// use clconv::{Extensions, Layout, Request, Rounding};
 /// let isa = clconv::target::Target::X86_64Sse2.isa().unwrap();
 /// let r = Request::parse("convert_float4_rtp(int4)", Extensions::default()).unwrap();
-/// // The x86-64 table picks int_to_float.convert_back; the split sum needs no x86 opcode.
+/// // The x86-64 table picks int_to_float.by_control; the split sum rounds to nearest-even.
 /// let split = recipe("int_to_float.split_sum").unwrap();
 /// let func = build_with_recipe(&r, Layout::Packed, Rounding::Rte, split, isa.frontend_config(), 0, Tier::Optimised);
 /// let ir = func.display().to_string();

@@ -314,7 +314,8 @@ pub fn vector_native_rte(
 /// (the first inexact), -2^24 - 1, 0.
 ///
 /// ```
-/// // On x86-64, convert_float4_rtp(int4) is this recipe (lowering-tables/x86_64.table).
+/// // On x86-64 this is the builder API's recipe for convert_float4_rtp(int4); the JIT's batch
+/// // kernel (int_to_float.by_control) gives the same results.
 /// let jit = clconv::jit::Jit::new().unwrap();
 /// let k = jit.compile("convert_float4_rtp(int4)").unwrap();
 /// let mut out = [0f32; 4];
