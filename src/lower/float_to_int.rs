@@ -127,12 +127,12 @@ pub fn vector(
 }
 
 /// Vector recipe `float_to_int.clamp_magic`: float lanes to uchar or ushort, with or without
-/// `_sat` (the same bits), in 5 vector instructions per F32X4 for rte instead of the 9 uops of
+/// `_sat` (the same bits), in 4 vector instructions per F32X4 for rte instead of the 9 uops of
 /// round + saturating conversion.
 ///
 /// 1. Directed modes round first (`trunc`/`ceil`/`floor`); rte rounds in step 3.
-/// 2. Clamp in the float domain, on the bit patterns: `x > 0` (false for NaN, -0 and every
-///    negative) masks the lane to +0; then, since the bit patterns of non-negative floats
+/// 2. Clamp in the float domain, on the bit patterns: `0 < x ? x : +0` (false for NaN, -0 and
+///    every negative; x64's `maxps x, +0`) takes the lane to +0; then, since the bit patterns of non-negative floats
 ///    (+inf included) are ordered like the floats, a signed integer `min` with the bits of
 ///    255.0 (65535.0) clamps the top. Clamping and rounding commute here because both bounds
 ///    are integers.
@@ -168,10 +168,13 @@ pub fn vector_clamp_magic(
                 Rounding::Rtp => b.ins().ceil(x),
                 Rounding::Rtn => b.ins().floor(x),
             };
-            let positive = b.ins().fcmp(FloatCC::GreaterThan, r, zero);
-            let bits = bitcast_le(b, types::I32X4, r);
-            let low_clamped = b.ins().band(bits, positive);
-            let clamped = b.ins().smin(low_clamped, max_bits);
+            // `0 < r ? r : +0`, in the form x64 lowers to one `maxps r, +0` (its second
+            // operand for NaN and for equal zeros) rather than a compare and an `and`.
+            let positive = b.ins().fcmp(FloatCC::LessThan, zero, r);
+            let positive = bitcast_le(b, types::F32X4, positive);
+            let low_clamped = b.ins().bitselect(positive, r, zero);
+            let bits = bitcast_le(b, types::I32X4, low_clamped);
+            let clamped = b.ins().smin(bits, max_bits);
             let clamped = bitcast_le(b, types::F32X4, clamped);
             let sum = b.ins().fadd(clamped, magic);
             let sum = bitcast_le(b, types::I32X4, sum);
