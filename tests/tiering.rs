@@ -1,5 +1,5 @@
 //! The JIT's two tiers: a tiered JIT answers with the quick kernel and swaps the optimised one
-//! in; both give the reference's bytes at every buffer length around the loop granule; the
+//! in once the kernel has run; both give the reference's bytes at every buffer length around the loop granule; the
 //! kernels without a quick form start optimised; and a JIT dropped with work queued is fine.
 
 use clconv::jit::{Jit, Tier, Tiering, X64Flags};
@@ -55,6 +55,27 @@ fn tiered_compile_answers_quick_then_swaps_in_the_optimised_kernel() {
         opt.compile_request(&r).unwrap().tier(),
         Some(Tier::Optimised)
     );
+}
+
+#[test]
+fn a_tiered_kernel_tiers_up_from_its_first_run() {
+    let jit = Jit::new().unwrap();
+    let k = jit.compile("convert_int4_sat_rte(float4)").unwrap();
+    let other = jit.compile("convert_uchar8_sat(short8)").unwrap();
+    // Compiled, never run: nothing queued, so waiting for the background thread changes nothing.
+    clconv::jit::wait_for_background_compiles();
+    assert_eq!(k.tier(), Some(Tier::Quick));
+    assert_eq!(other.tier(), Some(Tier::Quick));
+    // The first run queues the optimised compile (the run itself may use either tier).
+    let mut out = [0i32; 4];
+    k.run(&[0.5f32, 1.5, -2.5, f32::NAN], &mut out).unwrap();
+    assert_eq!(out, [0, 2, -2, 0]);
+    clconv::jit::wait_for_background_compiles();
+    assert_eq!(k.tier(), Some(Tier::Optimised));
+    assert_eq!(other.tier(), Some(Tier::Quick));
+    // `finish_tier_up` queues the kernels not run yet.
+    jit.finish_tier_up();
+    assert_eq!(other.tier(), Some(Tier::Optimised));
 }
 
 #[test]
@@ -126,9 +147,11 @@ fn a_jit_dropped_with_tier_ups_queued_is_fine() {
     for _ in 0..20 {
         let jit = Jit::new().unwrap();
         let k = jit.compile("convert_float4_rtp(int4)").unwrap();
+        let mut out = [0f32; 4];
+        // The first run queues the optimised compile.
+        k.run(&[1i32, 2, 3, 4], &mut out).unwrap();
         drop(jit);
         // The kernel holds the JIT: its code (either tier) stays valid.
-        let mut out = [0f32; 4];
         k.run(&[16_777_217i32, -3, 0, i32::MAX], &mut out).unwrap();
         assert_eq!(out, [16_777_218.0, -3.0, 0.0, 2_147_483_648.0]);
         drop(k);
