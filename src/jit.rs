@@ -25,7 +25,8 @@
 //! Compiling is tiered by default ([`Tiering`]): [`Jit::compile`] returns a kernel on quick code
 //! (Cranelift without optimisation passes, a third of the compile time); from the kernel's
 //! first run a background thread compiles the optimised kernel and swaps it in; every run uses
-//! the best code ready when it starts. Both tiers implement the same recipe and are checked the same way.
+//! the best code ready when it starts. Both tiers implement the same recipe and are checked the
+//! same way.
 //!
 //! Every kernel runs with a defined MXCSR, set for the call and the caller's restored after it
 //! (one `asm!` block, so no Rust code ever runs in a kernel's mode): exceptions masked, no

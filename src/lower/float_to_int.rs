@@ -131,10 +131,10 @@ pub fn vector(
 /// round + saturating conversion.
 ///
 /// 1. Directed modes round first (`trunc`/`ceil`/`floor`); rte rounds in step 3.
-/// 2. Clamp in the float domain, on the bit patterns: `0 < x ? x : +0` (false for NaN, -0 and
-///    every negative; x64's `maxps x, +0`) takes the lane to +0; then, since the bit patterns of non-negative floats
-///    (+inf included) are ordered like the floats, a signed integer `min` with the bits of
-///    255.0 (65535.0) clamps the top. Clamping and rounding commute here because both bounds
+/// 2. Clamp in the float domain, on the bit patterns: `0 < x ? x : +0` (the compare is false
+///    for NaN, -0 and every negative; x64's `maxps x, +0`) takes the lane to +0; then, since
+///    the bit patterns of non-negative floats (+inf included) are ordered like the floats, a
+///    signed integer `min` with the bits of 255.0 (65535.0) clamps the top. Clamping and rounding commute here because both bounds
 ///    are integers.
 /// 3. Add 2^23: for 0 <= c < 2^23 the sum lies in [2^23, 2^24), whose ulp is 1, so the
 ///    addition rounds c to an integer in the hardware's default nearest-even mode (and is exact
