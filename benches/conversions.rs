@@ -1022,6 +1022,16 @@ fn codegen_us(
     })
 }
 
+/// `Jit::compile` of `name` on a fresh `Jit` (created outside the timing, so nothing is cached)
+/// with `tiering`: the µs it took, the kernel and its JIT.
+fn compile_fresh(name: &str, tiering: Tiering) -> (f64, clconv::jit::Kernel, Jit) {
+    let jit = Jit::new().unwrap();
+    jit.set_tiering(tiering);
+    let t = Instant::now();
+    let k = jit.compile(black_box(name)).unwrap();
+    (t.elapsed().as_secs_f64() * 1e6, k, jit)
+}
+
 /// One row of the quick-tier speed table: `name` on 256 KiB of source through a quick-only and
 /// an optimised-only JIT, alternating, medians of 101 runs each.
 fn quick_speed(name: &str) -> String {
@@ -1096,43 +1106,34 @@ fn compile_latency(out: &mut String) {
         for (i, name) in NAMES.iter().enumerate() {
             // Tiered (the default): the quick kernel; its optimised compile waits for its first
             // run, which never comes here.
-            let jit = Jit::new().unwrap();
-            let t = Instant::now();
-            let k = jit.compile(black_box(name)).unwrap();
-            total[i].push(t.elapsed().as_secs_f64() * 1e6);
+            let (us, k, _jit) = compile_fresh(name, Tiering::Tiered);
+            total[i].push(us);
             tiers[i] = k.tier();
-            drop((k, jit));
         }
     }
     // Tiered, each kernel run once after its compile (the optimised compile starts then) and
     // its tier-up waited for outside the timing: the next compile comes after the background
     // thread's work, as in a program that compiles and runs kernels one after another.
-    let mut small = [vec![0u8; 4096], vec![0u8; 8192]];
+    let src = vec![0u8; 4096];
+    let mut dst = vec![0u8; 8192];
     for _ in 0..ROUNDS {
         for (i, name) in NAMES.iter().enumerate() {
-            let jit = Jit::new().unwrap();
-            let t = Instant::now();
-            let k = jit.compile(black_box(name)).unwrap();
-            total_after_run[i].push(t.elapsed().as_secs_f64() * 1e6);
-            let [src, dst] = &mut small;
+            let (us, k, jit) = compile_fresh(name, Tiering::Tiered);
+            total_after_run[i].push(us);
             let request = k.request().unwrap();
-            let n = 4096 / clconv::buffer::bytes_per_vector(request.src(), Layout::Packed);
-            let d = n * clconv::buffer::bytes_per_vector(request.dst(), Layout::Packed);
-            let s = n * clconv::buffer::bytes_per_vector(request.src(), Layout::Packed);
-            k.run_bytes(Layout::Packed, &src[..s], &mut dst[..d])
+            let (src_per, dst_per) = (
+                clconv::buffer::bytes_per_vector(request.src(), Layout::Packed),
+                clconv::buffer::bytes_per_vector(request.dst(), Layout::Packed),
+            );
+            let n = src.len() / src_per;
+            k.run_bytes(Layout::Packed, &src[..n * src_per], &mut dst[..n * dst_per])
                 .unwrap();
             jit.finish_tier_up();
-            drop((k, jit));
         }
     }
     for _ in 0..ROUNDS {
         for (i, name) in NAMES.iter().enumerate() {
-            let jit = Jit::new().unwrap();
-            jit.set_tiering(Tiering::OptimisedOnly);
-            let t = Instant::now();
-            let k = jit.compile(black_box(name)).unwrap();
-            total_opt[i].push(t.elapsed().as_secs_f64() * 1e6);
-            drop((k, jit));
+            total_opt[i].push(compile_fresh(name, Tiering::OptimisedOnly).0);
         }
     }
     for _ in 0..ROUNDS {
