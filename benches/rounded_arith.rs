@@ -3,8 +3,12 @@
 //! this machine's ISA (FMA instructions); and, besides, fma on `double2` (the same 16,384
 //! elements, 128 KiB), where the format-generic method runs.
 //!
-//! Each group is one operation; its members are the four modes on the same inputs, so the
-//! ratio `time(mode) / time(rte)` is read off within one run. The inputs are random floats in
+//! Each group is one operation; its members are the four modes on the same inputs, the directed
+//! ones twice: as the JIT compiles them by default (the native instruction under MXCSR's
+//! rounding control, `DirectedArith::RoundingControl`) and as `mode-exact`, the exact
+//! nearest-even sequences that code lowered into a caller's function runs
+//! (`DirectedArith::ExactSequences`), so the ratio `time(mode) / time(rte)` is read off within
+//! one run. The inputs are random floats in
 //! [2^-8, 2^8) of both signs (positive for sqrt): the common case, where no lane needs the
 //! subnormal or overflow handling (which the lowering computes in every lane regardless, as it
 //! has no branches, so the hard cases cost the same).
@@ -14,6 +18,7 @@
 //! ```
 
 use clconv::arith::ArithRequest;
+use clconv::arith_kernel::DirectedArith;
 use clconv::jit::Jit;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
@@ -42,6 +47,18 @@ fn random_floats(seed: u64, positive: bool) -> Vec<f32> {
 
 fn modes(c: &mut Criterion) {
     let jit = Jit::new().expect("a JIT for this machine");
+    let exact = Jit::new().expect("a JIT for this machine");
+    exact.set_directed_arith(DirectedArith::ExactSequences);
+    // rte, then each directed mode by the rounding control and by the exact sequences.
+    let members = [
+        ("rte", "rte", &jit),
+        ("rtz", "rtz", &jit),
+        ("rtz-exact", "rtz", &exact),
+        ("rtp", "rtp", &jit),
+        ("rtp-exact", "rtp", &exact),
+        ("rtn", "rtn", &jit),
+        ("rtn-exact", "rtn", &exact),
+    ];
     let a = random_floats(1, false);
     let b = random_floats(2, false);
     let cc = random_floats(3, false);
@@ -50,7 +67,7 @@ fn modes(c: &mut Criterion) {
     for op in ["add", "mul", "div", "sqrt", "fma"] {
         let mut group = c.benchmark_group(format!("{op}(float4) 64KiB"));
         group.throughput(Throughput::Elements(FLOATS as u64));
-        for mode in ["rte", "rtz", "rtp", "rtn"] {
+        for (member, mode, jit) in members {
             let request = ArithRequest::parse(&format!("{op}_{mode}(float4)")).unwrap();
             let kernel = jit.compile_arith_request(&request).unwrap();
             let operands: Vec<&[f32]> = match op {
@@ -58,7 +75,7 @@ fn modes(c: &mut Criterion) {
                 "fma" => vec![&a, &b, &cc],
                 _ => vec![&a, &b],
             };
-            group.bench_function(mode, |bench| {
+            group.bench_function(member, |bench| {
                 bench.iter(|| kernel.run(&operands, &mut dst).unwrap())
             });
         }
@@ -70,10 +87,10 @@ fn modes(c: &mut Criterion) {
     let mut ddst = vec![0f64; FLOATS];
     let mut group = c.benchmark_group("fma(double2) 128KiB");
     group.throughput(Throughput::Elements(FLOATS as u64));
-    for mode in ["rte", "rtz", "rtp", "rtn"] {
+    for (member, mode, jit) in members {
         let kernel = jit.compile_arith(&format!("fma_{mode}(double2)")).unwrap();
         let operands: Vec<&[f64]> = vec![&da, &db, &dc];
-        group.bench_function(mode, |bench| {
+        group.bench_function(member, |bench| {
             bench.iter(|| kernel.run(&operands, &mut ddst).unwrap())
         });
     }

@@ -24,9 +24,10 @@
 //! assert_eq!(sum, [1.0, f32::MAX, 0.0, -0.99999994]);
 //! ```
 
-use crate::arith::{ArithBufferError, ArithParseError, ArithRequest, FloatType};
+use crate::arith::{ArithBufferError, ArithOp, ArithParseError, ArithRequest, FloatType};
 use crate::jit::{self, Disassembly, Element, Jit, JitError};
 use crate::lower::rounded_arith::emit;
+use crate::table::{IsaFeatures, ROUNDING_CONTROL};
 use crate::types::{Layout, Rounding, Width};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
@@ -67,6 +68,73 @@ pub fn signature(call_conv: CallConv) -> Signature {
     sig
 }
 
+/// How a JIT's arithmetic batch kernels round in rtz, rtp and rtn ([`Jit::set_directed_arith`]).
+///
+/// ```
+/// use clconv::arith_kernel::DirectedArith;
+/// use clconv::jit::Jit;
+/// let jit = Jit::new().unwrap();
+/// assert_eq!(jit.directed_arith(), DirectedArith::RoundingControl);
+/// jit.set_directed_arith(DirectedArith::ExactSequences);
+/// let k = jit.compile_arith("add_rtz(float)").unwrap();
+/// let mut sum = [0f32];
+/// k.run(&[&[1.0f32], &[1e-8]], &mut sum).unwrap();
+/// assert_eq!(sum[0], 1.0); // the same result either way
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum DirectedArith {
+    /// One native instruction per operation, rounded by the hardware's rounding control, which
+    /// the JIT sets to the request's mode for the call (MXCSR.RC on x86-64): `mul_rtz(float4)`
+    /// is one `mulps` per four elements. Where that does not hold ([`rounds_by_control`]: not
+    /// x86-64, or `fma` without an FMA instruction, which Cranelift lowers to a libm call) the
+    /// kernel takes the exact sequences.
+    #[default]
+    RoundingControl,
+    /// Always the exact nearest-even sequences that [`crate::lower::Lowering::arith`] emits
+    /// into a caller's function (3-30x the native instruction's cost): the batch kernel is then
+    /// the same code that code lowered into your own function runs.
+    ExactSequences,
+}
+
+/// Whether the JIT computes `request` (its mode resolved with `static_mode`) on `isa` with the
+/// native instruction under the rounding control, given `directed`: on x86-64, in rtz, rtp and
+/// rtn, for every operation but `fma` without an FMA instruction (Cranelift calls libm's `fma`
+/// there, and a call out of a kernel runs only in the default MXCSR). Nearest-even is the native
+/// instruction anyway.
+///
+/// ```
+/// use clconv::arith::ArithRequest;
+/// use clconv::arith_kernel::{rounds_by_control, DirectedArith};
+/// use clconv::target::Target;
+/// use clconv::Rounding;
+/// let fma = ArithRequest::parse("fma_rtz(float4)").unwrap();
+/// let mul = ArithRequest::parse("mul_rtz(float4)").unwrap();
+/// let (avx2, sse41) = (Target::X86_64Avx2.isa().unwrap(), Target::X86_64Sse41.isa().unwrap());
+/// let control = DirectedArith::RoundingControl;
+/// assert!(rounds_by_control(&*avx2, &fma, Rounding::Rte, control));
+/// assert!(!rounds_by_control(&*sse41, &fma, Rounding::Rte, control)); // no FMA instruction
+/// assert!(rounds_by_control(&*sse41, &mul, Rounding::Rte, control));
+/// assert!(!rounds_by_control(&*sse41, &mul, Rounding::Rte, DirectedArith::ExactSequences));
+/// let aarch64 = Target::Aarch64.isa().unwrap();
+/// assert!(!rounds_by_control(&*aarch64, &mul, Rounding::Rte, control));
+/// ```
+pub fn rounds_by_control(
+    isa: &dyn TargetIsa,
+    request: &ArithRequest,
+    static_mode: Rounding,
+    directed: DirectedArith,
+) -> bool {
+    if directed == DirectedArith::ExactSequences
+        || request.effective_rounding(static_mode) == Rounding::Rte
+    {
+        return false;
+    }
+    let Ok(features) = IsaFeatures::of(isa) else {
+        return false;
+    };
+    features.has(ROUNDING_CONTROL) && (request.op() != ArithOp::Fma || features.has("has_fma"))
+}
+
 /// Builds the batch kernel of `request` over buffers of `layout`; a request without a mode
 /// follows `static_mode`.
 ///
@@ -85,6 +153,41 @@ pub fn build(
     static_mode: Rounding,
     frontend: TargetFrontendConfig,
 ) -> Function {
+    build_kernel(request, layout, static_mode, frontend, false)
+}
+
+/// Builds the kernel of `request` for a caller that sets the hardware's rounding control to the
+/// request's mode for the call ([`rounds_by_control`]): the operation's native instruction, as
+/// nearest-even IR. Run in nearest-even it computes the nearest-even result.
+///
+/// ```
+/// use clconv::arith::ArithRequest;
+/// use clconv::{arith_kernel, Layout, Rounding};
+/// use clconv::target::Target;
+/// let isa = Target::X86_64Avx2.isa().unwrap();
+/// let r = ArithRequest::parse("div_rtp(double2)").unwrap();
+/// let native = arith_kernel::build_by_control(&r, Layout::Packed, Rounding::Rte, isa.frontend_config());
+/// let exact = arith_kernel::build(&r, Layout::Packed, Rounding::Rte, isa.frontend_config());
+/// // The exact sequence gets the quotient's error from an fma; the native kernel is one fdiv.
+/// assert!(!native.display().to_string().contains("fma"));
+/// assert!(exact.display().to_string().contains("fma"));
+/// ```
+pub fn build_by_control(
+    request: &ArithRequest,
+    layout: Layout,
+    static_mode: Rounding,
+    frontend: TargetFrontendConfig,
+) -> Function {
+    build_kernel(request, layout, static_mode, frontend, true)
+}
+
+fn build_kernel(
+    request: &ArithRequest,
+    layout: Layout,
+    static_mode: Rounding,
+    frontend: TargetFrontendConfig,
+    by_control: bool,
+) -> Function {
     let sig = signature(frontend.default_call_conv);
     let mut func = Function::with_name_signature(UserFuncName::user(1, 0), sig);
     let mut fctx = FunctionBuilderContext::new();
@@ -93,7 +196,11 @@ pub fn build(
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
     let params = b.block_params(entry).to_vec();
-    let shape = Shape::of(request, layout, static_mode);
+    let mut shape = Shape::of(request, layout, static_mode);
+    if by_control {
+        // The rounding control rounds the native instruction: the IR is nearest-even's.
+        shape.mode = Rounding::Rte;
+    }
     let srcs = [params[0], params[1], params[2]];
     shape.emit_body(&mut b, &srcs, params[3], params[4]);
     b.ins().return_(&[]);
@@ -247,6 +354,9 @@ pub struct ArithKernel {
     request: ArithRequest,
     packed: usize,
     aligned: usize,
+    /// The MXCSR both entry points run under ([`jit::mxcsr_for`]): the request's mode when
+    /// they round by the control, nearest-even otherwise.
+    mxcsr: u32,
 }
 
 impl ArithKernel {
@@ -341,16 +451,18 @@ impl ArithKernel {
         let a = ptrs[0];
         let b = ptrs.get(1).copied().unwrap_or(a);
         let c = ptrs.get(2).copied().unwrap_or(a);
-        // SAFETY: `entry` is a function this kernel's Jit compiled from `build` for this
-        // request and layout, with the SystemV signature (a, b, c, dst, vectors); it calls
-        // nothing but libm's `fma` (without an FMA instruction), which runs in the default
-        // MXCSR it is called with here (nearest-even, no flush-to-zero, as Rust assumes).
+        // SAFETY: `entry` is a function this kernel's Jit compiled from `build` (or
+        // `build_by_control`) for this request and layout, with the SystemV signature (a, b,
+        // c, dst, vectors); it calls nothing but libm's `fma` (without an FMA instruction),
+        // and only when built by `build`, whose kernels run in the default MXCSR
+        // (`rounds_by_control` never holds for them: nearest-even, no flush-to-zero, as Rust
+        // assumes); `build_by_control` kernels call nothing and run in their mode.
         // `self._jit` keeps its code memory alive. `vector_count` proved that every operand
         // buffer and the destination hold exactly `vectors` vectors of the request in this
         // layout, and the kernel reads and writes only those bytes, reading only the operands
         // the operation takes. `dst` comes from an exclusive borrow, so no operand overlaps it.
         let args = [a as usize, b as usize, c as usize, dst as usize, vectors];
-        unsafe { jit::call_kernel(entry, args, jit::MXCSR_DEFAULT) };
+        unsafe { jit::call_kernel(entry, args, self.mxcsr) };
         Ok(())
     }
 }
@@ -364,15 +476,26 @@ fn compile_error(request: &ArithRequest, why: String) -> JitError {
 
 /// Compiles (or finds in the Jit's arithmetic cache) the kernel of a resolved request and
 /// layout.
-fn entry_point(jit: &Jit, request: &ArithRequest, layout: Layout) -> Result<usize, JitError> {
+fn entry_point(
+    jit: &Jit,
+    request: &ArithRequest,
+    layout: Layout,
+    by_control: bool,
+) -> Result<usize, JitError> {
     let inner = &jit.inner;
-    let key = (*request, layout);
+    let key = (*request, layout, by_control);
     if let Some(&addr) = jit::lock(&inner.arith_cache).get(&key) {
         return Ok(addr);
     }
     let isa = &inner.isa;
     let func = catch_unwind(AssertUnwindSafe(|| {
-        build(request, layout, inner.static_mode, isa.frontend_config())
+        build_kernel(
+            request,
+            layout,
+            inner.static_mode,
+            isa.frontend_config(),
+            by_control,
+        )
     }))
     .map_err(|panic| compile_error(request, crate::kernel::panic_message(&*panic)))?;
     let verify_ir = inner.verify_ir.load(std::sync::atomic::Ordering::Relaxed);
@@ -423,17 +546,25 @@ impl Jit {
     /// ```
     pub fn compile_arith_request(&self, request: &ArithRequest) -> Result<ArithKernel, JitError> {
         let request = request.resolved(self.inner.static_mode);
-        let packed = entry_point(self, &request, Layout::Packed)?;
+        let directed = self.directed_arith();
+        let by_control = rounds_by_control(&*self.inner.isa, &request, Rounding::Rte, directed);
+        let packed = entry_point(self, &request, Layout::Packed, by_control)?;
         let aligned = if request.width() == Width::W3 {
-            entry_point(self, &request, Layout::Aligned)?
+            entry_point(self, &request, Layout::Aligned, by_control)?
         } else {
             packed
+        };
+        let mxcsr = if by_control {
+            jit::mxcsr_for(request.effective_rounding(Rounding::Rte))
+        } else {
+            jit::MXCSR_DEFAULT
         };
         Ok(ArithKernel {
             _jit: self.clone(),
             request,
             packed,
             aligned,
+            mxcsr,
         })
     }
 
@@ -452,7 +583,49 @@ impl Jit {
         request: &ArithRequest,
         layout: Layout,
     ) -> Result<Disassembly, JitError> {
-        disassemble(&*self.inner.isa, request, layout, self.inner.static_mode)
+        disassemble(
+            &*self.inner.isa,
+            request,
+            layout,
+            self.inner.static_mode,
+            self.directed_arith(),
+        )
+    }
+
+    /// Chooses how arithmetic kernels compiled from now on round in rtz, rtp and rtn
+    /// ([`DirectedArith`]; the default is [`DirectedArith::RoundingControl`]). Kernels compiled
+    /// before keep theirs; both kinds are cached side by side.
+    ///
+    /// ```
+    /// use clconv::arith::ArithRequest;
+    /// use clconv::arith_kernel::DirectedArith;
+    /// use clconv::{jit::Jit, Layout};
+    /// let jit = Jit::new().unwrap();
+    /// let r = ArithRequest::parse("mul_rtz(float4)").unwrap();
+    /// let native = jit.disassemble_arith(&r, Layout::Packed).unwrap();
+    /// jit.set_directed_arith(DirectedArith::ExactSequences);
+    /// let exact = jit.disassemble_arith(&r, Layout::Packed).unwrap();
+    /// assert!(native.code_size < exact.code_size);
+    /// ```
+    pub fn set_directed_arith(&self, directed: DirectedArith) {
+        let sequences = directed == DirectedArith::ExactSequences;
+        self.inner
+            .arith_sequences
+            .store(sequences, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How arithmetic kernels compiled now round in rtz, rtp and rtn
+    /// ([`Jit::set_directed_arith`]).
+    pub fn directed_arith(&self) -> DirectedArith {
+        if self
+            .inner
+            .arith_sequences
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            DirectedArith::ExactSequences
+        } else {
+            DirectedArith::RoundingControl
+        }
     }
 }
 
@@ -465,7 +638,8 @@ impl Jit {
 /// use cranelift_codegen::settings;
 /// let isa = cranelift_native::builder().unwrap().finish(settings::Flags::new(settings::builder())).unwrap();
 /// let r = ArithRequest::parse("sqrt_rtn(double2)").unwrap();
-/// let d = arith_kernel::disassemble(&*isa, &r, Layout::Packed, Rounding::Rte).unwrap();
+/// let d = arith_kernel::disassemble(&*isa, &r, Layout::Packed, Rounding::Rte, Default::default())
+///     .unwrap();
 /// assert!(d.asm.contains("sqrt"));
 /// ```
 pub fn disassemble(
@@ -473,8 +647,16 @@ pub fn disassemble(
     request: &ArithRequest,
     layout: Layout,
     static_mode: Rounding,
+    directed: DirectedArith,
 ) -> Result<Disassembly, JitError> {
-    let func = build(request, layout, static_mode, isa.frontend_config());
+    let by_control = rounds_by_control(isa, request, static_mode, directed);
+    let func = build_kernel(
+        request,
+        layout,
+        static_mode,
+        isa.frontend_config(),
+        by_control,
+    );
     let clif = func.display().to_string();
     let result = catch_unwind(AssertUnwindSafe(|| {
         let mut ctx = cranelift_codegen::Context::for_function(func);

@@ -355,9 +355,11 @@ pub(crate) struct JitInner {
     /// The executable memory every kernel of this JIT lives in, and the lock installs take.
     pub(crate) code: Mutex<CodeMemory>,
     cache: Mutex<HashMap<(Request, Layout), Arc<Slot>>>,
-    /// The arithmetic kernels compiled ([`crate::arith_kernel`]): entry point by request and
-    /// layout.
-    pub(crate) arith_cache: Mutex<HashMap<(crate::arith::ArithRequest, Layout), usize>>,
+    /// The arithmetic kernels compiled ([`crate::arith_kernel`]): entry point by request,
+    /// layout, and whether it rounds by the control.
+    pub(crate) arith_cache: Mutex<HashMap<(crate::arith::ArithRequest, Layout, bool), usize>>,
+    /// [`crate::arith_kernel::DirectedArith::ExactSequences`] chosen.
+    pub(crate) arith_sequences: std::sync::atomic::AtomicBool,
     /// A [`Tiering`] `as u8`.
     tiering: AtomicU8,
     /// Background compiles of this JIT's optimised tier not finished yet.
@@ -405,6 +407,7 @@ impl Jit {
                 code: Mutex::new(code),
                 cache: Mutex::new(HashMap::new()),
                 arith_cache: Mutex::new(HashMap::new()),
+                arith_sequences: std::sync::atomic::AtomicBool::new(false),
                 tiering: AtomicU8::new(Tiering::Tiered as u8),
                 pending: Arc::new(Pending::default()),
                 threads: std::sync::atomic::AtomicUsize::new(0),

@@ -31,6 +31,7 @@
 //! grids 4 times as wide: `cargo test --release --test rounded_arith -- --ignored`.
 
 use clconv::arith::{ArithOp, ArithRequest, FloatType};
+use clconv::arith_kernel::DirectedArith;
 use clconv::jit::{Jit, X64Flags};
 use clconv::reference::arith::{element, is_nan, same_result};
 use clconv::{Extensions, Layout, Rounding, Width};
@@ -282,9 +283,16 @@ fn describe(request: &ArithRequest, ty: FloatType, args: [u64; 3], want: u64, go
     )
 }
 
+/// Both ways a batch kernel rounds in a directed mode: the native instruction under MXCSR's
+/// rounding control, and the exact sequences that code lowered into a caller's function runs.
+const DIRECTED: [DirectedArith; 2] = [
+    DirectedArith::RoundingControl,
+    DirectedArith::ExactSequences,
+];
+
 /// Every case of `args` for `op` on `ty` in every mode, through the scalar and the vector
-/// kernels (and a packed and an aligned 3-component one), on `flags`; panics with the first
-/// mismatches.
+/// kernels (and a packed and an aligned 3-component one), on `flags`, both by the rounding
+/// control and by the exact sequences; panics with the first mismatches.
 fn check_all_modes(flags: X64Flags, op: ArithOp, ty: FloatType, args: &[[u64; 3]], what: &str) {
     let jit = Jit::with_options(flags, Extensions::default(), Rounding::Rte).unwrap();
     jit.set_verify_ir(true);
@@ -293,14 +301,18 @@ fn check_all_modes(flags: X64Flags, op: ArithOp, ty: FloatType, args: &[[u64; 3]
         FloatType::Double => Width::W2,
     };
     let mut mismatches = Vec::new();
-    for mode in Rounding::ALL {
-        for (width, layout) in [
-            (Width::W1, Layout::Packed),
-            (vector, Layout::Packed),
-            (Width::W3, Layout::Packed),
-            (Width::W3, Layout::Aligned),
-        ] {
-            mismatches.extend(run_case(&jit, op, ty, mode, width, layout, args));
+    for directed in DIRECTED {
+        jit.set_directed_arith(directed);
+        for mode in Rounding::ALL {
+            for (width, layout) in [
+                (Width::W1, Layout::Packed),
+                (vector, Layout::Packed),
+                (Width::W3, Layout::Packed),
+                (Width::W3, Layout::Aligned),
+            ] {
+                let found = run_case(&jit, op, ty, mode, width, layout, args);
+                mismatches.extend(found.into_iter().map(|m| format!("{directed:?}: {m}")));
+            }
         }
     }
     if !mismatches.is_empty() {
@@ -804,9 +816,13 @@ fn check_cases(ty: FloatType, cases: &[Case]) {
             ));
         }
     }
-    for flags in [X64Flags::Host, X64Flags::Sse41] {
+    for (flags, directed) in [X64Flags::Host, X64Flags::Sse41]
+        .into_iter()
+        .flat_map(|f| DIRECTED.map(|d| (f, d)))
+    {
         let jit = Jit::with_options(flags, Extensions::default(), Rounding::Rte).unwrap();
         jit.set_verify_ir(true);
+        jit.set_directed_arith(directed);
         let vector = match ty {
             FloatType::Float => Width::W4,
             FloatType::Double => Width::W2,
@@ -830,7 +846,7 @@ fn check_cases(ty: FloatType, cases: &[Case]) {
                     let got = u64::from_le_bytes(raw);
                     if !same_result(ty, want, got) {
                         failures.push(format!(
-                            "{} {}",
+                            "{} {directed:?} {}",
                             flags.name(),
                             describe(&request, ty, args, want, got)
                         ));
@@ -858,10 +874,18 @@ fn double_rules_case_by_case() {
 // ---------------------------------------------------------------------------------------------
 
 /// A NaN result is the native instruction's NaN in every mode: the directed kernels give the
-/// same NaN bits as the rte one (payloads, signs, signalling inputs).
+/// same NaN bits as the rte one (payloads, signs, signalling inputs), by the rounding control
+/// and by the exact sequences.
 #[test]
 fn nan_results_are_the_native_nans_in_every_mode() {
+    for directed in DIRECTED {
+        nan_results_are_the_native_nans(directed);
+    }
+}
+
+fn nan_results_are_the_native_nans(directed: DirectedArith) {
     let jit = Jit::new().unwrap();
+    jit.set_directed_arith(directed);
     for ty in FloatType::ALL {
         let f = Fmt(ty);
         let specials = f.few_specials();
@@ -905,7 +929,7 @@ fn nan_results_are_the_native_nans_in_every_mode() {
                     if is_nan(ty, n) || is_nan(ty, g) {
                         assert_eq!(
                             n, g,
-                            "{op}_{mode}({ty}) on {:?}: NaN bits differ from rte's",
+                            "{op}_{mode}({ty}) on {:?} ({directed:?}): NaN bits differ from rte's",
                             args[k]
                         );
                     }
@@ -922,12 +946,15 @@ fn calls(asm: &str) -> usize {
         .count()
 }
 
-/// Without FMA (the SSE4.1 flag set) Cranelift calls libm's correctly rounded fmaf/fma; the
-/// kernels above pass on that flag set too. With the host's FMA there is no call.
+/// Without FMA (the SSE4.1 flag set) the exact sequences' error terms call libm's correctly
+/// rounded fmaf/fma; the kernels above pass on that flag set too. With the host's FMA there is
+/// no call.
 #[test]
 fn without_fma_the_lowering_calls_libm_fma() {
     let sse = Jit::with_options(X64Flags::Sse41, Extensions::default(), Rounding::Rte).unwrap();
     let host = Jit::new().unwrap();
+    sse.set_directed_arith(DirectedArith::ExactSequences);
+    host.set_directed_arith(DirectedArith::ExactSequences);
     for (name, symbol) in [
         ("fma_rtz(float4)", "FmaF32"),
         ("fma_rte(float)", "FmaF32"),
@@ -961,6 +988,45 @@ fn without_fma_the_lowering_calls_libm_fma() {
         .unwrap()
         .asm
         .contains("Fma"));
+}
+
+/// By the rounding control a directed kernel is the nearest-even kernel's machine code (one
+/// `mulps` for `mul_rtz(float4)`; the JIT changes MXCSR for the call), on every operation,
+/// type and mode; except `fma` without an FMA instruction, which keeps the exact sequence
+/// because Cranelift calls libm for it. The sequences are longer everywhere.
+#[test]
+fn by_the_rounding_control_a_directed_kernel_is_the_native_instruction() {
+    for flags in [X64Flags::Host, X64Flags::Sse41] {
+        let jit = Jit::with_options(flags, Extensions::default(), Rounding::Rte).unwrap();
+        let has_fma = flags == X64Flags::Host && std::arch::is_x86_feature_detected!("fma");
+        for ty in FloatType::ALL {
+            for op in ArithOp::ALL {
+                for width in [Width::W1, Width::W4] {
+                    let asm = |mode: Rounding, directed: DirectedArith| {
+                        jit.set_directed_arith(directed);
+                        let r = ArithRequest::new(op, ty, width, Some(mode));
+                        jit.disassemble_arith(&r, Layout::Packed).unwrap().asm
+                    };
+                    let native = asm(Rounding::Rte, DirectedArith::RoundingControl);
+                    for mode in [Rounding::Rtz, Rounding::Rtp, Rounding::Rtn] {
+                        let by_control = asm(mode, DirectedArith::RoundingControl);
+                        let exact = asm(mode, DirectedArith::ExactSequences);
+                        let what = format!(
+                            "{} on {}",
+                            ArithRequest::new(op, ty, width, Some(mode)),
+                            flags.name()
+                        );
+                        assert!(exact.len() > native.len(), "{what}: the sequence is longer");
+                        if op == ArithOp::Fma && !has_fma {
+                            assert_eq!(by_control, exact, "{what}: no FMA, the sequence");
+                        } else {
+                            assert_eq!(by_control, native, "{what}: the native code");
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A request without a mode follows the JIT's static mode (`SELECT_ROUNDING_MODE`).
