@@ -10,6 +10,11 @@
 //! computed on like the others and then written as zero, so a padding slot never leaks what the
 //! operands held there.
 //!
+//! In rtz, rtp and rtn the JIT's kernels compute with the native instruction while MXCSR's
+//! rounding control is set to the mode for the call ([`DirectedArith::RoundingControl`], the
+//! default: [`build_by_control`]), or with the exact nearest-even sequences of
+//! [`crate::lower::Lowering::arith`] ([`DirectedArith::ExactSequences`]: [`build`]).
+//!
 //! Every load and store is unaligned-safe, so any byte buffer works.
 //!
 //! ```
@@ -166,8 +171,9 @@ pub fn build(
 /// use clconv::target::Target;
 /// let isa = Target::X86_64Avx2.isa().unwrap();
 /// let r = ArithRequest::parse("div_rtp(double2)").unwrap();
-/// let native = arith_kernel::build_by_control(&r, Layout::Packed, Rounding::Rte, isa.frontend_config());
-/// let exact = arith_kernel::build(&r, Layout::Packed, Rounding::Rte, isa.frontend_config());
+/// let frontend = isa.frontend_config();
+/// let native = arith_kernel::build_by_control(&r, Layout::Packed, Rounding::Rte, frontend);
+/// let exact = arith_kernel::build(&r, Layout::Packed, Rounding::Rte, frontend);
 /// // The exact sequence gets the quotient's error from an fma; the native kernel is one fdiv.
 /// assert!(!native.display().to_string().contains("fma"));
 /// assert!(exact.display().to_string().contains("fma"));

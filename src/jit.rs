@@ -33,7 +33,9 @@
 //! flush-to-zero or denormals-are-zero whatever the calling thread set, and nearest-even,
 //! except for the kernels of the table's `mxcsr` rows (directed int -> float and double ->
 //! float), which run with the rounding control set to their conversion's mode and so convert
-//! with one `cvtdq2ps` or `cvtpd2ps` ([`kernel::Built::rounding_control`]).
+//! with one `cvtdq2ps` or `cvtpd2ps` ([`kernel::Built::rounding_control`]), and the directed
+//! arithmetic kernels ([`crate::arith_kernel::DirectedArith`]), one `mulps` for
+//! `mul_rtz(float4)`.
 
 use crate::buffer::{self, BufferError};
 use crate::code_memory::{Code, CodeMemory};

@@ -9,7 +9,8 @@
 //! - [`request`]: the validated request ([`Request`]: a [`Conversion`] or a [`Reinterpretation`]).
 //! - [`names`]: OpenCL and Itanium/SPIR spellings, parsed and printed.
 //! - [`buffer`]: how many vectors a pair of byte buffers holds, and the errors when they do not fit.
-//! - [`reference`]: the reference interpreter on soft-float (`rustc_apfloat`), the oracle.
+//! - [`reference`](mod@reference): the reference interpreter on soft-float (`rustc_apfloat`),
+//!   the oracle.
 //!
 //! ```
 //! use clconv::{reference, Extensions, Layout, Request};

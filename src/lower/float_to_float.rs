@@ -164,7 +164,7 @@ pub fn vector_demote_by_control(
         .collect()
 }
 
-/// Two F64X2 -> one F32X4 rounded by `rounding`: the vector form of [`demote_f64`].
+/// Two F64X2 -> one F32X4 rounded by `rounding`: the vector form of `demote_f64`.
 ///
 /// `fvdemote` rounds to nearest-even (lanes 2, 3 zero); `fvpromote_low` widens the result back
 /// exactly; comparing magnitudes with the source gives, per lane, whether the demotion went
@@ -221,7 +221,7 @@ pub fn demote_block(b: &mut FunctionBuilder, x0: Value, x1: Value, rounding: Rou
 
 /// Two F64X2 -> one F32X4 rounded to odd (the truncation, with its lowest bit set when
 /// inexact): the first step of double -> half and long -> half, whose second rounding (to
-/// half, by the mode) is then exact. The vector form of [`demote_f64_to_odd_bits`].
+/// half, by the mode) is then exact. The vector form of `demote_f64_to_odd_bits`.
 pub fn demote_block_odd(b: &mut FunctionBuilder, x0: Value, x1: Value) -> Value {
     use crate::lower::lanes::{join_low_halves, shuffle_bytes, splat_bits};
     let r0 = b.ins().fvdemote(x0);

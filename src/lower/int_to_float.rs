@@ -17,7 +17,7 @@
 //! 4. Negate for a negative source. Zero converts to +0.0.
 //!
 //! 64-bit sources skip the conversion instruction (x64's u64 -> float is a branchy sequence) and
-//! build the result's bits from `clz` and shifts instead: [`directed_from_magnitude_bits`].
+//! build the result's bits from `clz` and shifts instead: `directed_from_magnitude_bits`.
 //!
 //! Hard inputs: 2^24+1, 2^53+1, INT_MAX, UINT_MAX, LONG_MAX, ULONG_MAX, LONG_MIN, 0.
 //!
@@ -379,7 +379,7 @@ pub fn vector_convert_back(
 /// - int/uint -> float: one `fcvt_from_*` I32X4 -> F32X4 (`cvtdq2ps`; for uint `vcvtudq2ps`,
 ///   or without AVX-512VL Cranelift's sequence, whose halves convert exactly and whose one
 ///   addition rounds).
-/// - long/ulong -> double: (hi * 2^32 - 2^52) + (2^52 + lo) as in [`sum_64_nearest`], whose
+/// - long/ulong -> double: (hi * 2^32 - 2^52) + (2^52 + lo) as in `sum_64_nearest`, whose
 ///   addition is the one rounding.
 /// - long/ulong -> float: the same double, then `fvdemote`: two roundings, but in the same
 ///   direction, and rounding down (up, toward zero) to the double grid and then to the float
