@@ -80,11 +80,13 @@
 //!
 //! The kernels of the x86-64 table's `mxcsr` rows (directed int -> float and double -> float)
 //! are nearest-even IR that the JIT runs with MXCSR's rounding control set to the conversion's
-//! mode ([`kernel::Built::rounding_control`]). Run as plain IR they would round to nearest, so
-//! [`run_built`] and [`check_request`] execute their rounding instructions (`fadd`, `fsub`,
-//! `fmul`, `fdiv`, `fcvt_from_*`, `fdemote`, `fvdemote`) in that mode from the reference's
-//! soft-float semantics (`rustc_apfloat`), including IEEE 754's -0 for an exact zero sum when
-//! rounding down, and leave everything else to the interpreter. Run in nearest-even instead,
+//! mode ([`kernel::Built::rounding_control`]), and so are the directed arithmetic kernels
+//! ([`crate::arith_kernel::build_by_control`]). Run as plain IR they would round to nearest,
+//! so [`run_built`], [`check_request`] and [`run_arith_kernel`] execute their rounding
+//! instructions (`fadd`, `fsub`, `fmul`, `fdiv`, `sqrt`, `fma`, `fcvt_from_*`, `fdemote`,
+//! `fvdemote`) in that mode from the reference's soft-float semantics (`rustc_apfloat`),
+//! including IEEE 754's -0 for an exact zero sum when rounding down, and leave everything else
+//! to the interpreter. Run in nearest-even instead,
 //! the whole-matrix test reports mismatches on the directed kernels (40 requests listed in one
 //! such run), so the mode is what is checked.
 //!
@@ -428,6 +430,58 @@ pub fn run_built(
     )
 }
 
+/// Runs an arithmetic batch kernel (`fn(a, b, c, dst, vectors)` as [`crate::arith_kernel`]
+/// builds it) in Cranelift's interpreter on `vectors` vectors: `operands` holds the buffers of
+/// the operands the operation takes (one for sqrt, three for fma), which the kernel sees side
+/// by side in the source region, and `mode` is the rounding control its caller sets: the
+/// request's mode for a [`crate::arith_kernel::build_by_control`] kernel, whose `fadd`, `fsub`,
+/// `fmul`, `fdiv`, `sqrt` and `fma` this driver then executes in that mode from the
+/// reference's soft-float; nearest-even for [`crate::arith_kernel::build`]'s. Returns the
+/// number of IR instructions executed. The limit is [`step_limit`] of the operands and the
+/// destination together.
+///
+/// ```
+/// use clconv::arith::ArithRequest;
+/// use clconv::{arith_kernel, interp, Layout, Rounding};
+/// let isa = clconv::target::Target::X86_64Avx2.isa().unwrap();
+/// let r = ArithRequest::parse("mul_rtz(float)").unwrap();
+/// let (a, b) = (3.0f32.to_le_bytes(), 0.1f32.to_le_bytes());
+/// let mut out = [0u8; 4];
+/// // The exact sequence, run in nearest-even, and the bare fmul run in rtz: 3 * 0.1f rounded
+/// // toward zero, one ulp under the nearest 0.3f.
+/// let frontend = isa.frontend_config();
+/// let exact = arith_kernel::build(&r, Layout::Packed, Rounding::Rte, frontend);
+/// interp::run_arith_kernel(&exact, &[&a, &b], &mut out, 1, Rounding::Rte).unwrap();
+/// assert_eq!(f32::from_le_bytes(out), 0.29999998);
+/// let native = arith_kernel::build_by_control(&r, Layout::Packed, Rounding::Rte, frontend);
+/// interp::run_arith_kernel(&native, &[&a, &b], &mut out, 1, Rounding::Rtz).unwrap();
+/// assert_eq!(f32::from_le_bytes(out), 0.29999998);
+/// interp::run_arith_kernel(&native, &[&a, &b], &mut out, 1, Rounding::Rte).unwrap();
+/// assert_eq!(f32::from_le_bytes(out), 0.3);
+/// ```
+pub fn run_arith_kernel(
+    func: &Function,
+    operands: &[&[u8]],
+    dst: &mut [u8],
+    vectors: usize,
+    mode: Rounding,
+) -> Result<u64, InterpError> {
+    let src: Vec<u8> = operands.concat();
+    let mut args = Vec::with_capacity(5);
+    let mut at = SRC_BASE;
+    for operand in operands {
+        args.push(at);
+        at += operand.len() as u64;
+    }
+    // Operands the operation does not take: the first one's address, as the JIT passes.
+    while args.len() < 3 {
+        args.push(SRC_BASE);
+    }
+    args.extend([DST_BASE, vectors as u64]);
+    let limit = step_limit(src.len(), dst.len());
+    call(func, &args, &src, dst, limit, mode)
+}
+
 fn run_in_mode(
     func: &Function,
     granule: usize,
@@ -457,7 +511,7 @@ fn run_in_mode(
     Ok(steps)
 }
 
-/// One call of `func` on the buffers.
+/// One call of a conversion kernel `func` on the buffers.
 fn run_once(
     func: &Function,
     src: &[u8],
@@ -466,7 +520,20 @@ fn run_once(
     limit: u64,
     mode: Rounding,
 ) -> Result<u64, InterpError> {
-    check_signature(func)?;
+    let args = [SRC_BASE, DST_BASE, vectors as u64];
+    call(func, &args, src, dst, limit, mode)
+}
+
+/// One call of `func` with the I64 arguments `args` (addresses into the two buffers, counts).
+fn call(
+    func: &Function,
+    args: &[u64],
+    src: &[u8],
+    dst: &mut [u8],
+    limit: u64,
+    mode: Rounding,
+) -> Result<u64, InterpError> {
+    check_signature(func, args.len())?;
     cranelift_codegen::verifier::verify_function(func, &settings::Flags::new(settings::builder()))
         .map_err(|e| InterpError::Verifier(e.to_string()))?;
     for (side, bytes) in [("source", src.len()), ("destination", dst.len())] {
@@ -482,7 +549,7 @@ fn run_once(
         fault: Cell::new(None),
     };
     let result = catch_unwind(AssertUnwindSafe(|| {
-        drive(func, &mut state, vectors as u64, limit, mode, &current)
+        drive(func, &mut state, args, limit, mode, &current)
     }));
     match result {
         Ok(r) => r,
@@ -501,9 +568,9 @@ fn run_once(
     }
 }
 
-fn check_signature(func: &Function) -> Result<(), InterpError> {
+fn check_signature(func: &Function, params: usize) -> Result<(), InterpError> {
     let sig = &func.signature;
-    let ok = sig.params.len() == 3
+    let ok = sig.params.len() == params
         && sig.params.iter().all(|p| p.value_type == types::I64)
         && sig.returns.is_empty();
     if ok {
@@ -519,7 +586,7 @@ fn check_signature(func: &Function) -> Result<(), InterpError> {
 fn drive<'a>(
     func: &'a Function,
     state: &mut HostMemory<'a, '_>,
-    vectors: u64,
+    args: &[u64],
     limit: u64,
     mode: Rounding,
     current: &Cell<Option<Inst>>,
@@ -529,11 +596,7 @@ fn drive<'a>(
         .entry_block()
         .ok_or_else(|| InterpError::Verifier("the function has no blocks".into()))?;
     state.push_frame(func);
-    let args = vec![
-        DataValue::I64(SRC_BASE as i64),
-        DataValue::I64(DST_BASE as i64),
-        DataValue::I64(vectors as i64),
-    ];
+    let args = args.iter().map(|&a| DataValue::I64(a as i64)).collect();
     state
         .current_frame_mut()
         .set_all(func.dfg.block_params(entry), args);
@@ -618,10 +681,10 @@ fn drive<'a>(
 
 /// Executes `inst` in the rounding mode `mode` if it rounds by the rounding control and `mode`
 /// is not nearest-even (in which the interpreter's own semantics hold): `fadd`, `fsub`,
-/// `fmul`, `fdiv` lane by lane as [`reference::arith::element`] (a NaN result as the
-/// interpreter gives it: which NaN does not depend on the mode), and `fcvt_from_sint`,
+/// `fmul`, `fdiv`, `sqrt`, `fma` lane by lane as [`reference::arith::element`] (a NaN result as
+/// the interpreter gives it: which NaN does not depend on the mode), and `fcvt_from_sint`,
 /// `fcvt_from_uint`, `fdemote`, `fvdemote` as the reference's conversions with that rounding.
-/// `sqrt` and `fma` are refused (no kernel runs them in a mode). Anything else: `None`.
+/// Anything else: `None`.
 fn rounded_in_mode(
     func: &Function,
     state: &HostMemory<'_, '_>,
@@ -638,15 +701,9 @@ fn rounded_in_mode(
         Opcode::Fsub => Some(ArithOp::Sub),
         Opcode::Fmul => Some(ArithOp::Mul),
         Opcode::Fdiv => Some(ArithOp::Div),
+        Opcode::Sqrt => Some(ArithOp::Sqrt),
+        Opcode::Fma => Some(ArithOp::Fma),
         Opcode::FcvtFromSint | Opcode::FcvtFromUint | Opcode::Fdemote | Opcode::Fvdemote => None,
-        Opcode::Sqrt | Opcode::Fma => {
-            return Err(InterpError::Unsupported {
-                what: format!(
-                    "`{}` (this driver has no {mode} semantics for it)",
-                    func.dfg.display_inst(inst)
-                ),
-            })
-        }
         _ => return Ok(None),
     };
     let args = func.dfg.inst_args(inst);
@@ -676,22 +733,27 @@ fn rounded_in_mode(
         let Some(fty) = float_of(rty) else {
             return Ok(None);
         };
-        let (a, b) = (lanes_of(args[0]), lanes_of(args[1]));
-        a.iter()
-            .zip(&b)
-            .map(|(&x, &y)| {
-                let r = reference::arith::element(op, fty, mode, [x, y, 0]);
+        let operands: Vec<Vec<u64>> = args.iter().map(|&v| lanes_of(v)).collect();
+        (0..operands[0].len())
+            .map(|lane| {
+                let mut xyz = [0u64; 3];
+                for (slot, operand) in xyz.iter_mut().zip(&operands) {
+                    *slot = operand[lane];
+                }
+                let r = reference::arith::element(op, fty, mode, xyz);
                 if !reference::arith::is_nan(fty, r) {
                     return r;
                 }
                 // A NaN result: the host's (the interpreter's) NaN.
+                let [x, y, z] = xyz;
                 match fty {
                     FloatType::Float => {
-                        let (x, y) = (f32::from_bits(x as u32), f32::from_bits(y as u32));
-                        u64::from(host_arith(op, x, y).to_bits())
+                        let f = |v: u64| f32::from_bits(v as u32);
+                        u64::from(host_arith(op, f(x), f(y), f(z)).to_bits())
                     }
                     FloatType::Double => {
-                        host_arith(op, f64::from_bits(x), f64::from_bits(y)).to_bits()
+                        let f = f64::from_bits;
+                        host_arith(op, f(x), f(y), f(z)).to_bits()
                     }
                 }
             })
@@ -736,22 +798,45 @@ fn rounded_in_mode(
 }
 
 /// `op` on the host's floats (only for NaN results, which the mode does not change).
-fn host_arith<
-    F: std::ops::Add<Output = F>
-        + std::ops::Sub<Output = F>
-        + std::ops::Mul<Output = F>
-        + std::ops::Div<Output = F>,
->(
-    op: crate::arith::ArithOp,
-    x: F,
-    y: F,
-) -> F {
+fn host_arith<F: HostFloat>(op: crate::arith::ArithOp, x: F, y: F, z: F) -> F {
     use crate::arith::ArithOp;
     match op {
         ArithOp::Add => x + y,
         ArithOp::Sub => x - y,
         ArithOp::Mul => x * y,
-        _ => x / y,
+        ArithOp::Div => x / y,
+        ArithOp::Sqrt => x.sqrt(),
+        ArithOp::Fma => x.mul_add(y, z),
+    }
+}
+
+/// The host float operations [`host_arith`] needs.
+trait HostFloat:
+    Sized
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+    fn sqrt(self) -> Self;
+    fn mul_add(self, y: Self, z: Self) -> Self;
+}
+
+impl HostFloat for f32 {
+    fn sqrt(self) -> f32 {
+        f32::sqrt(self)
+    }
+    fn mul_add(self, y: f32, z: f32) -> f32 {
+        f32::mul_add(self, y, z)
+    }
+}
+
+impl HostFloat for f64 {
+    fn sqrt(self) -> f64 {
+        f64::sqrt(self)
+    }
+    fn mul_add(self, y: f64, z: f64) -> f64 {
+        f64::mul_add(self, y, z)
     }
 }
 

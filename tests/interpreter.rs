@@ -326,6 +326,141 @@ fn builder_api_recipes_match_the_reference() {
     }
 }
 
+/// Elements per arithmetic kernel in the interpreter: a multiple of 3 and 4.
+const ARITH_ELEMENTS: usize = 192;
+
+/// Every arithmetic kernel ([`clconv::arith_kernel`]) in Cranelift's interpreter against the
+/// reference's soft-float: each operation, type, mode, the scalar, vector and 3-component
+/// kernels (packed and aligned), in both forms the JIT compiles: the exact sequences, run in
+/// nearest-even, and the native instruction by the rounding control, run with the driver
+/// executing `fadd` .. `fma` in the request's mode. Operands: the interpreter's sample of each
+/// type (specials, subnormals, random), with exact zero sums (b = -a), equal operands and
+/// values in [1, 2) planted.
+#[test]
+fn arithmetic_kernels_in_the_interpreter_match_the_reference() {
+    use clconv::arith::{ArithOp, ArithRequest, FloatType};
+    use clconv::arith_kernel;
+    use clconv::reference::arith::{element, same_result};
+    let started = Instant::now();
+    let isa = Target::X86_64Avx2.isa().unwrap();
+    let (mut kernels, mut elements, mut failed) = (0usize, 0usize, Vec::new());
+    for ty in FloatType::ALL {
+        let eb = ty.bytes();
+        let samples: Vec<Vec<u64>> = (0..3)
+            .map(|k| interp::sample_inputs(ty.scalar_type(), ARITH_ELEMENTS, SEED + k))
+            .collect();
+        let tuples: Vec<[u64; 3]> = (0..ARITH_ELEMENTS)
+            .map(|i| {
+                let (a, mut b, c) = (samples[0][i], samples[1][i], samples[2][i]);
+                let (mut a, mut c) = (a, c);
+                // Values in [1, 2) from the samples' low bits: mostly inexact results.
+                let mantissa = (1u64 << (ty.precision() - 1)) - 1;
+                let one = match ty {
+                    FloatType::Float => 1f32.to_bits() as u64,
+                    FloatType::Double => 1f64.to_bits(),
+                };
+                match i % 8 {
+                    0 => b = a ^ (1 << (ty.bits() - 1)), // a + (-a): an exact zero sum
+                    1 => b = a,
+                    2..=4 => {
+                        a = one | (a & mantissa);
+                        b = one | (b & mantissa);
+                        c = one | (c & mantissa);
+                    }
+                    _ => {}
+                }
+                [a, b, c]
+            })
+            .collect();
+        let vector = if ty == FloatType::Float {
+            Width::W4
+        } else {
+            Width::W2
+        };
+        for op in ArithOp::ALL {
+            for mode in Rounding::ALL {
+                for (width, layout) in [
+                    (Width::W1, Layout::Packed),
+                    (vector, Layout::Packed),
+                    (Width::W3, Layout::Packed),
+                    (Width::W3, Layout::Aligned),
+                ] {
+                    let r = ArithRequest::new(op, ty, width, Some(mode));
+                    let frontend = isa.frontend_config();
+                    let mut forms = vec![(
+                        "exact",
+                        arith_kernel::build(&r, layout, Rounding::Rte, frontend),
+                        Rounding::Rte,
+                    )];
+                    if mode != Rounding::Rte {
+                        let native =
+                            arith_kernel::build_by_control(&r, layout, Rounding::Rte, frontend);
+                        forms.push(("by control", native, mode));
+                    }
+                    let (lanes, stride) = (width.lanes(), layout.stride(width));
+                    let vectors = ARITH_ELEMENTS / lanes;
+                    // Element i of the sample sits in slot (i / lanes) * stride + i % lanes;
+                    // padding slots hold NaN bits, which must not reach the output's padding.
+                    let slot = |i: usize| (i / lanes) * stride + i % lanes;
+                    let mut operands = vec![vec![0xffu8; vectors * stride * eb]; op.arity()];
+                    for (i, t) in tuples.iter().enumerate() {
+                        for (o, buf) in operands.iter_mut().enumerate() {
+                            let at = slot(i) * eb;
+                            buf[at..at + eb].copy_from_slice(&t[o].to_le_bytes()[..eb]);
+                        }
+                    }
+                    let refs: Vec<&[u8]> = operands.iter().map(Vec::as_slice).collect();
+                    for (form, func, run_mode) in &forms {
+                        kernels += 1;
+                        let mut dst = vec![0x55u8; vectors * stride * eb];
+                        if let Err(e) =
+                            interp::run_arith_kernel(func, &refs, &mut dst, vectors, *run_mode)
+                        {
+                            failed.push(format!("{r} {layout:?} {form}: {e}"));
+                            continue;
+                        }
+                        let mut bad = 0;
+                        let mut first = None;
+                        for (i, t) in tuples.iter().enumerate() {
+                            let at = slot(i) * eb;
+                            let mut raw = [0u8; 8];
+                            raw[..eb].copy_from_slice(&dst[at..at + eb]);
+                            let got = u64::from_le_bytes(raw);
+                            let want = element(op, ty, mode, *t);
+                            elements += 1;
+                            if !same_result(ty, want, got) {
+                                bad += 1;
+                                first.get_or_insert((t[..op.arity()].to_vec(), want, got));
+                            }
+                        }
+                        let padding_ok = (0..vectors * stride)
+                            .filter(|k| k % stride >= lanes)
+                            .all(|k| dst[k * eb..(k + 1) * eb].iter().all(|&b| b == 0));
+                        if bad > 0 || !padding_ok {
+                            failed.push(format!(
+                                "{r} {layout:?} {form}: {bad} mismatches, first (operands, want, got) {:x?}{}",
+                                first,
+                                if padding_ok { "" } else { "; padding not zero" }
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for f in failed.iter().take(40) {
+        eprintln!("{f}");
+    }
+    eprintln!(
+        "{kernels} arithmetic kernels, {elements} elements, {} failed, {:.1} s",
+        failed.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(failed.is_empty(), "{} failed", failed.len());
+    // 6 operations x 2 types x 4 kernels x (4 exact + 3 by control).
+    assert_eq!(kernels, 6 * 2 * 4 * 7);
+}
+
 /// The sample contains the values that matter, and only values `check::inputs` has.
 #[test]
 fn samples_hold_the_special_values() {
