@@ -96,7 +96,7 @@ pub enum DirectedArith {
     #[default]
     RoundingControl,
     /// Always the exact nearest-even sequences that [`crate::lower::Lowering::arith`] emits
-    /// into a caller's function (3-30x the native instruction's cost): the batch kernel is then
+    /// into a caller's function (2-20x the native instruction's cost): the batch kernel is then
     /// the same code that code lowered into your own function runs.
     ExactSequences,
 }
