@@ -129,15 +129,21 @@ pub fn rounds_by_control(
     static_mode: Rounding,
     directed: DirectedArith,
 ) -> bool {
-    if directed == DirectedArith::ExactSequences
-        || request.effective_rounding(static_mode) == Rounding::Rte
-    {
-        return false;
-    }
-    let Ok(features) = IsaFeatures::of(isa) else {
-        return false;
-    };
-    features.has(ROUNDING_CONTROL) && (request.op() != ArithOp::Fma || features.has("has_fma"))
+    IsaFeatures::of(isa)
+        .is_ok_and(|features| rounds_by_control_with(&features, request, static_mode, directed))
+}
+
+/// [`rounds_by_control`] on features already read (the JIT's, read once at its creation).
+fn rounds_by_control_with(
+    features: &IsaFeatures,
+    request: &ArithRequest,
+    static_mode: Rounding,
+    directed: DirectedArith,
+) -> bool {
+    directed == DirectedArith::RoundingControl
+        && request.effective_rounding(static_mode) != Rounding::Rte
+        && features.has(ROUNDING_CONTROL)
+        && (request.op() != ArithOp::Fma || features.has("has_fma"))
 }
 
 /// Builds the batch kernel of `request` over buffers of `layout`; a request without a mode
@@ -553,7 +559,8 @@ impl Jit {
     pub fn compile_arith_request(&self, request: &ArithRequest) -> Result<ArithKernel, JitError> {
         let request = request.resolved(self.inner.static_mode);
         let directed = self.directed_arith();
-        let by_control = rounds_by_control(&*self.inner.isa, &request, Rounding::Rte, directed);
+        let features = &self.inner.features;
+        let by_control = rounds_by_control_with(features, &request, Rounding::Rte, directed);
         let packed = entry_point(self, &request, Layout::Packed, by_control)?;
         let aligned = if request.width() == Width::W3 {
             entry_point(self, &request, Layout::Aligned, by_control)?

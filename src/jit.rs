@@ -351,7 +351,7 @@ pub(crate) struct JitInner {
     pub(crate) isa: OwnedTargetIsa,
     quick_isa: OwnedTargetIsa,
     /// Both ISAs' features (the tiers differ in Cranelift's settings, not in the ISA's flags).
-    features: IsaFeatures,
+    pub(crate) features: IsaFeatures,
     ext: Extensions,
     pub(crate) static_mode: Rounding,
     /// The executable memory every kernel of this JIT lives in, and the lock installs take.
