@@ -301,15 +301,11 @@ fn builder_api_recipes_match_the_reference() {
             }
         }
     }
-    for f in failed.iter().take(40) {
-        eprintln!("{f}");
-    }
-    eprintln!(
-        "{checked} conversions on builder-API recipes {by_recipe:?}, {elements} elements, {} failed, {:.1} s",
-        failed.len(),
-        started.elapsed().as_secs_f64()
+    report(
+        &failed,
+        format!("{checked} conversions on builder-API recipes {by_recipe:?}, {elements} elements"),
+        started,
     );
-    assert!(failed.is_empty(), "{} failed", failed.len());
     // The rows the x86-64 table gives the builder API in place of the mxcsr rows (int and uint
     // -> float, long -> double, ulong -> float and double, long -> float, double -> float, each
     // in three directed modes), so that a table edit which stops reaching them shows here.
@@ -324,6 +320,20 @@ fn builder_api_recipes_match_the_reference() {
             "no conversion took {name}: {by_recipe:?}"
         );
     }
+}
+
+/// Prints the first 40 failures and `summary` with the failure count and the time since
+/// `started`, then fails the test if anything failed.
+fn report(failed: &[String], summary: String, started: Instant) {
+    for f in failed.iter().take(40) {
+        eprintln!("{f}");
+    }
+    eprintln!(
+        "{summary}, {} failed, {:.1} s",
+        failed.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(failed.is_empty(), "{} failed", failed.len());
 }
 
 /// Elements per arithmetic kernel in the interpreter: a multiple of 3 and 4.
@@ -448,15 +458,11 @@ fn arithmetic_kernels_in_the_interpreter_match_the_reference() {
             }
         }
     }
-    for f in failed.iter().take(40) {
-        eprintln!("{f}");
-    }
-    eprintln!(
-        "{kernels} arithmetic kernels, {elements} elements, {} failed, {:.1} s",
-        failed.len(),
-        started.elapsed().as_secs_f64()
+    report(
+        &failed,
+        format!("{kernels} arithmetic kernels, {elements} elements"),
+        started,
     );
-    assert!(failed.is_empty(), "{} failed", failed.len());
     // 6 operations x 2 types x 4 kernels x (4 exact + 3 by control).
     assert_eq!(kernels, 6 * 2 * 4 * 7);
 }
