@@ -821,11 +821,13 @@ pub struct CompileError {
 /// [`crate::target::Target::quick_isa`].
 ///
 /// ```
+/// # #[cfg(feature = "cross-target")] {
 /// use clconv::{kernel, target::Target, Extensions, Layout, Request, Rounding};
 /// let isa = Target::Aarch64.isa().unwrap();
 /// let r = Request::parse("convert_int4_sat_rte(float4)", Extensions::default()).unwrap();
 /// let c = kernel::compile(&r, Layout::Packed, Rounding::Rte, &*isa, kernel::Tier::Optimised, true).unwrap();
 /// assert!(c.asm.unwrap().contains("frintn"));
+/// # }
 /// ```
 pub fn compile(
     request: &Request,

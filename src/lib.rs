@@ -21,21 +21,22 @@
 //! assert_eq!(dst, [0, 254, 255, 255]);
 //! ```
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod arith;
+#[cfg(feature = "jit")]
+#[cfg_attr(docsrs, doc(cfg(feature = "jit")))]
 pub mod arith_kernel;
 pub mod buffer;
-pub mod check;
+#[cfg(feature = "jit")]
 mod code_memory;
-pub mod exhaustive;
-pub mod fuzz_targets;
-pub mod interp;
+#[cfg(feature = "jit")]
+#[cfg_attr(docsrs, doc(cfg(feature = "jit")))]
 pub mod jit;
 pub mod kernel;
 pub mod lower;
 pub mod names;
 pub mod reference;
-pub mod report;
 pub mod request;
 pub mod table;
 pub mod target;
@@ -44,7 +45,14 @@ pub mod types;
 pub use request::{Builtin, Conversion, Reinterpretation, Request, RequestError};
 pub use types::{Extensions, Layout, Rounding, ScalarType, VectorType, Width};
 
+// The Cranelift crates clconv's public API speaks, so an embedder builds against exactly the
+// release clconv follows.
+pub use cranelift_codegen;
+pub use cranelift_frontend;
+pub use cranelift_native;
+pub use target_lexicon;
+
 /// The README's Rust examples, compiled and run as doctests so they stay true.
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "jit"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

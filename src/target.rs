@@ -1,11 +1,14 @@
 //! Named compilation targets: the host, every x86-64 flag set clconv is checked on, and the
-//! other architectures it cross-compiles for (through Cranelift's `all-arch`).
+//! other architectures it cross-compiles for. Targets other than the host's architecture need
+//! clconv's `cross-target` feature, which turns on Cranelift's other native backends.
 //!
 //! ```
+//! # #[cfg(feature = "cross-target")] {
 //! use clconv::target::Target;
 //! let isa = Target::from_name("aarch64").unwrap().isa().unwrap();
 //! assert_eq!(isa.triple().architecture.to_string(), "aarch64");
 //! assert!(Target::from_name("x86_64-avx2").unwrap().runs_here());
+//! # }
 //! ```
 
 use cranelift_codegen::isa::{self, OwnedTargetIsa};
@@ -207,7 +210,14 @@ impl Target {
             Some(triple) => {
                 let triple =
                     target_lexicon::Triple::from_str(triple).map_err(|e| err(e.to_string()))?;
-                isa::lookup(triple).map_err(|e| err(e.to_string()))?
+                isa::lookup(triple).map_err(|e| match e {
+                    isa::LookupError::SupportDisabled => err(
+                        "this build of clconv has only the host's Cranelift backend; \
+                         enable clconv's `cross-target` feature for the others"
+                            .into(),
+                    ),
+                    e => err(e.to_string()),
+                })?
             }
         };
         for name in self.features() {

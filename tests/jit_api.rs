@@ -3,6 +3,7 @@
 //!
 //! Expected values are from SPEC.md or computed by hand (the comments show the arithmetic);
 //! the thread and alignment tests compare with the reference interpreter, the oracle.
+#![cfg(feature = "jit")]
 
 use clconv::buffer::BufferError;
 use clconv::jit::{Element, Half, Jit, JitError, Kernel, X64Flags};

@@ -1,6 +1,7 @@
 //! The JIT's two tiers: a tiered JIT answers with the quick kernel and swaps the optimised one
 //! in once the kernel has run; both give the reference's bytes at every buffer length around the loop granule; the
 //! kernels without a quick form start optimised; and a JIT dropped with work queued is fine.
+#![cfg(feature = "jit")]
 
 use clconv::jit::{Jit, Tier, Tiering, X64Flags};
 use clconv::{buffer, reference, Extensions, Layout, Request, Rounding, ScalarType};

@@ -5,6 +5,7 @@
 //! mode's default, float and double sources, widths 1, 2, 3, 4, 8, 16, on special values, every
 //! half's neighbourhood (the exact half, ±1 ulp of the source around it, and the midpoints), and
 //! random bit patterns.
+#![cfg(feature = "jit")]
 
 use clconv::jit::{host_isa, X64Flags};
 use clconv::lower::{LowerError, Lowering};

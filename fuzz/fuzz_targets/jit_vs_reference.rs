@@ -1,9 +1,9 @@
 //! A fuzzer-chosen request and input bytes: the JIT kernel equals the reference interpreter in
 //! both layouts, from misaligned buffers, never writes outside the destination, and refuses a
-//! ragged source exactly as the reference does (see `clconv::fuzz_targets::Differential`).
+//! ragged source exactly as the reference does (see `clconv_verify::fuzz_targets::Differential`).
 #![no_main]
 
-use clconv::fuzz_targets::Differential;
+use clconv_verify::fuzz_targets::Differential;
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 

@@ -146,12 +146,14 @@ pub fn vector_demote(
 /// subnormal float and half of it, -0, sNaN (quieted, payload kept).
 ///
 /// ```
+/// # #[cfg(feature = "jit")] {
 /// // On x86-64, convert_float2_rtz(double2) is this recipe (lowering-tables/x86_64.table).
 /// let jit = clconv::jit::Jit::new().unwrap();
 /// let k = jit.compile("convert_float2_rtz(double2)").unwrap();
 /// let mut out = [0f32; 2];
 /// k.run(&[1e300f64, -(1.0 + f64::EPSILON)][..], &mut out[..]).unwrap();
 /// assert_eq!(out, [f32::MAX, -1.0]);
+/// # }
 /// ```
 pub fn vector_demote_by_control(
     b: &mut FunctionBuilder,

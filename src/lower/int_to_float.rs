@@ -314,6 +314,7 @@ pub fn vector_native_rte(
 /// (the first inexact), -2^24 - 1, 0.
 ///
 /// ```
+/// # #[cfg(feature = "jit")] {
 /// // On x86-64 this is the builder API's recipe for convert_float4_rtp(int4); the JIT's batch
 /// // kernel (int_to_float.by_control) gives the same results.
 /// let jit = clconv::jit::Jit::new().unwrap();
@@ -321,6 +322,7 @@ pub fn vector_native_rte(
 /// let mut out = [0f32; 4];
 /// k.run(&[16_777_217i32, -16_777_217, i32::MAX, 0][..], &mut out[..]).unwrap();
 /// assert_eq!(out, [16_777_218.0, -16_777_216.0, 2_147_483_648.0, 0.0]);
+/// # }
 /// ```
 pub fn vector_convert_back(
     b: &mut FunctionBuilder,
@@ -392,12 +394,14 @@ pub fn vector_convert_back(
 /// ULONG_MAX (rtp: 2^64), 0.
 ///
 /// ```
+/// # #[cfg(feature = "jit")] {
 /// // On x86-64, convert_float4_rtn(long4) is this recipe (lowering-tables/x86_64.table).
 /// let jit = clconv::jit::Jit::new().unwrap();
 /// let k = jit.compile("convert_float4_rtn(long4)").unwrap();
 /// let mut out = [1f32; 4];
 /// k.run(&[0i64, -16_777_217, i64::MAX, i64::MIN][..], &mut out[..]).unwrap();
 /// assert_eq!(out.map(f32::to_bits), [0, (-16_777_218f32).to_bits(), 0x5eff_ffff, 0xdf00_0000]);
+/// # }
 /// ```
 pub fn vector_by_control(
     b: &mut FunctionBuilder,

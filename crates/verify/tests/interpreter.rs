@@ -1,4 +1,4 @@
-//! The whole matrix in Cranelift's interpreter (`clconv::interp`): the same IR the JIT compiles,
+//! The whole matrix in Cranelift's interpreter (`clconv_verify::interp`): the same IR the JIT compiles,
 //! run without the x64 backend, compared byte for byte with the reference interpreter; the
 //! kernels of the other targets' lowering tables likewise. Plus hand-computed results on which
 //! the JIT, the interpreter and the reference must all agree, and kernels that are wrong on
@@ -6,13 +6,13 @@
 //!
 //! `CLCONV_FILTER=<substring>` restricts the matrix test to matching requests.
 
-use clconv::check;
-use clconv::interp::{self, Access, InterpError, InterpOutcome};
 use clconv::jit::{self, Jit, X64Flags};
 use clconv::target::Target;
 use clconv::{
     buffer, kernel, reference, table, Extensions, Layout, Request, Rounding, ScalarType, Width,
 };
+use clconv_verify::check;
+use clconv_verify::interp::{self, Access, InterpError, InterpOutcome};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Endianness, Function, InstBuilder, MemFlagsData, UserFuncName};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -27,7 +27,7 @@ const SEED: u64 = 1;
 
 /// Requests (canonical spellings, sorted) the interpreter cannot run, in either layout. None:
 /// clconv's kernels use no F16 arithmetic, no x86-specific opcode, no vector wider than 128 bits
-/// and no call (see the `clconv::interp` module docs). A new entry is a regression in the
+/// and no call (see the `clconv_verify::interp` module docs). A new entry is a regression in the
 /// lowering's portability or in the interpreter: document it there and here.
 const EXPECTED_UNSUPPORTED: &[&str] = &[];
 

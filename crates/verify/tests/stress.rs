@@ -7,9 +7,9 @@
 //! as the anonymous executable mappings of `maps`. The tests that measure take one lock, so no
 //! other test of this file compiles while they count. No assertion depends on time.
 
-use clconv::check::Rng;
 use clconv::jit::{Jit, Threads, X64Flags};
 use clconv::{buffer, reference, Extensions, Layout, Request, Rounding, Width};
+use clconv_verify::check::Rng;
 use std::sync::{Mutex, MutexGuard};
 
 /// Held by every test: measurements must not see another test's compilations.

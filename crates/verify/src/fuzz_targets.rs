@@ -7,24 +7,24 @@
 //! inside clconv is a finding too: libFuzzer catches it, and the replay test fails on it.
 //!
 //! ```
-//! use clconv::fuzz_targets::{parse_name, Differential};
+//! use clconv_verify::fuzz_targets::{parse_name, Differential};
 //! assert!(parse_name(b"convert_uchar4_sat_rte(float4)").is_ok());
 //! assert!(parse_name(b"\xff\x00 not even UTF-8").is_ok()); // nothing to check, no panic
 //! let diff = Differential::new().unwrap();
 //! assert!(diff.check(&[7, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8]).is_ok());
 //! ```
 
-use crate::buffer::bytes_per_vector;
-use crate::jit::{Jit, JitError, Tier, Tiering, X64Flags};
-use crate::reference;
-use crate::request::{Builtin, Request};
-use crate::types::{Extensions, Layout, Rounding};
+use clconv::buffer::bytes_per_vector;
+use clconv::jit::{Jit, JitError, Tier, Tiering, X64Flags};
+use clconv::reference;
+use clconv::request::{Builtin, Request};
+use clconv::types::{Extensions, Layout, Rounding};
 use std::fmt;
 
 /// A property that failed: what, on which input.
 ///
 /// ```
-/// use clconv::fuzz_targets::Finding;
+/// use clconv_verify::fuzz_targets::Finding;
 /// let f = Finding("convert_int(float) printed as \"x\"".into());
 /// assert_eq!(f.to_string(), "convert_int(float) printed as \"x\"");
 /// ```
@@ -65,7 +65,7 @@ fn message_ok(input: &str, e: &dyn fmt::Display) -> Result<(), Finding> {
 /// `data` is taken as UTF-8 (the parser takes `&str`); other bytes have nothing to check.
 ///
 /// ```
-/// use clconv::fuzz_targets::parse_name;
+/// use clconv_verify::fuzz_targets::parse_name;
 /// for name in ["_Z20convert_int4_sat_rteDv4_f", "as_int3 ( float4 )", "convert_int", "%%"] {
 ///     assert!(parse_name(name.as_bytes()).is_ok(), "{name}");
 /// }
@@ -128,7 +128,7 @@ pub fn parse_name(data: &[u8]) -> Result<(), Finding> {
 /// untouched); the rest, up to 4 KiB, is the source, cut to whole vectors.
 ///
 /// ```
-/// use clconv::fuzz_targets::Differential;
+/// use clconv_verify::fuzz_targets::Differential;
 /// let d = Differential::new().unwrap();
 /// let index = d
 ///     .requests()
@@ -155,7 +155,7 @@ impl Differential {
     /// Sets up one JIT per static rounding mode and tier, for this machine, with `half`.
     ///
     /// ```
-    /// use clconv::fuzz_targets::Differential;
+    /// use clconv_verify::fuzz_targets::Differential;
     /// assert!(Differential::new().unwrap().requests().len() > 6000);
     /// ```
     pub fn new() -> Result<Differential, JitError> {
@@ -177,7 +177,7 @@ impl Differential {
     /// The requests an input's first two bytes index.
     ///
     /// ```
-    /// use clconv::fuzz_targets::Differential;
+    /// use clconv_verify::fuzz_targets::Differential;
     /// let d = Differential::new().unwrap();
     /// assert_eq!(d.requests()[0].to_string(), "convert_char(char)");
     /// ```
@@ -189,7 +189,7 @@ impl Differential {
     /// header check nothing.
     ///
     /// ```
-    /// use clconv::fuzz_targets::Differential;
+    /// use clconv_verify::fuzz_targets::Differential;
     /// let d = Differential::new().unwrap();
     /// assert!(d.check(&[1, 2]).is_ok());
     /// assert!(d.check(&[0xff; 64]).is_ok());

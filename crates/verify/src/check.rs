@@ -19,11 +19,11 @@
 //! vector blocks and a tail (empty, 1, every block boundary), in the packed layout and, for
 //! 3-component vectors, the aligned one; the bytes after the destination are checked untouched.
 
-use crate::buffer::bytes_per_vector;
-use crate::jit::{Jit, JitError};
-use crate::reference;
-use crate::request::{Conversion, Request};
-use crate::types::{Layout, Rounding, ScalarType, Width};
+use clconv::buffer::bytes_per_vector;
+use clconv::jit::{Jit, JitError};
+use clconv::reference;
+use clconv::request::{Conversion, Request};
+use clconv::types::{Layout, Rounding, ScalarType, Width};
 use std::collections::HashMap;
 use std::fmt;
 

@@ -9,13 +9,13 @@
 //! prologue and epilogue subtracted, and the rest divided by the block's elements.
 //! Regenerate with `cargo run -- report --write`; `tests/report.rs` fails when it is stale.
 
-use crate::kernel;
-use crate::lower::recipes::{BlockSpec, Body};
-use crate::lower::{element_type, emit_element, lanes};
-use crate::request::{Conversion, Reinterpretation, Request};
-use crate::table::{self, Key};
-use crate::target::Target;
-use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
+use clconv::kernel;
+use clconv::lower::recipes::{BlockSpec, Body};
+use clconv::lower::{element_type, lanes, Lowering};
+use clconv::request::{Conversion, Reinterpretation, Request};
+use clconv::table::{self, Key};
+use clconv::target::Target;
+use clconv::types::{Extensions, Rounding, ScalarType, VectorType, Width};
 use cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature, UserFuncName};
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -120,7 +120,9 @@ fn block_probe(
         }
         (Request::Convert(c), _) if c.src().elem != c.dst().elem => {
             let x = b.ins().load(element_type(spec.src), flags, src, 0);
-            let y = emit_element(&mut b, c, Rounding::Rte, x);
+            let y = Lowering::new()
+                .convert_element(&mut b, c, x)
+                .expect("the report loads the operand at its element type");
             b.ins().store(flags, y, dst, 0);
             1
         }

@@ -4,7 +4,7 @@
 //!
 //! # Why it is sound, and fast enough
 //!
-//! The soft-float reference ([`crate::reference`]) runs at ~30-40 M elements per second and
+//! The soft-float reference ([`clconv::reference`]) runs at ~30-40 M elements per second and
 //! core: 2^32 inputs of one request take two minutes on one core, and there are ~2,000 runs
 //! (1,710 `float`/`int`/`uint`-source conversions, the 285 three-component ones in both
 //! layouts). So every run is compared with a *fast path*, [`FastConverter`], and the
@@ -12,13 +12,13 @@
 //!
 //! 1. **Two independent implementations.** The JIT kernels are clconv's Cranelift lowering
 //!    (`src/lower/`), compiled by Cranelift, executed on the SIMD and floating-point units.
-//!    [`FastConverter`] is written here from the definitions of [`crate::reference`] in plain
+//!    [`FastConverter`] is written here from the definitions of [`clconv::reference`] in plain
 //!    integer arithmetic (decode the source into sign × integer × 2^e, round by the mode with
 //!    the remainder bits, clamp or encode): it uses no float instruction, no Cranelift, and no
 //!    code from `src/lower/` or the reference. A wrong bit can only go unnoticed where both
 //!    compute the *same* wrong bit for the same input.
 //! 2. **Every disagreement goes to the reference.** Where a kernel and the fast path differ,
-//!    [`reference::ElementConverter`](crate::reference::ElementConverter) decides: if the kernel
+//!    [`reference::ElementConverter`](clconv::reference::ElementConverter) decides: if the kernel
 //!    is wrong it is a mismatch (the run fails); if the fast path is wrong the input is counted
 //!    as a *correction* (a fast-path bug to fix, never a silent pass).
 //! 3. **The fast path is itself checked against the reference**, per group of runs, on every
@@ -38,7 +38,7 @@
 //!
 //! Runs whose JIT kernel is the same machine code execute once: in the packed layout every
 //! width of a conversion runs on the scalar conversion's kernel with `lanes` times the count
-//! ([`crate::jit::shared_kernel`]), so `convert_int4_sat_rte(float4)` over 2^32 inputs is
+//! ([`clconv::jit::shared_kernel`]), so `convert_int4_sat_rte(float4)` over 2^32 inputs is
 //! `convert_int_sat_rte(float)` over 2^32 inputs. Their result lines say `same machine code
 //! as ...`; that each request reaches its shared kernel correctly is checked per request, every
 //! width and buffer length, by `tests/matrix.rs`.
@@ -48,7 +48,7 @@
 //! too sees every input.
 //!
 //! ```
-//! use clconv::exhaustive::{self, Options};
+//! use clconv_verify::exhaustive::{self, Options};
 //! // The first 100,000 inputs of one request (all 2^32: leave `inputs` at None).
 //! let options = Options {
 //!     filter: "convert_uchar_sat_rte(float)".into(),
@@ -67,10 +67,10 @@
 //! ```
 
 use crate::check::{self, Rng};
-use crate::jit::{Jit, JitError, Kernel, Threads, Tier, Tiering, X64Flags};
-use crate::reference::ElementConverter;
-use crate::request::{Conversion, Request};
-use crate::types::{Extensions, Layout, Rounding, ScalarType, Width};
+use clconv::jit::{Jit, JitError, Kernel, Threads, Tier, Tiering, X64Flags};
+use clconv::reference::ElementConverter;
+use clconv::request::{Conversion, Request};
+use clconv::types::{Extensions, Layout, Rounding, ScalarType, Width};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -101,11 +101,11 @@ const PAD: usize = 16;
 
 /// The fast path: one element conversion in integer arithmetic only, independent of the
 /// reference's soft-float, of Cranelift, of clconv's lowering and of the host FPU. It follows
-/// the definitions of [`crate::reference`] (float → integer: rounded by the mode, clamped, NaN
+/// the definitions of [`clconv::reference`] (float → integer: rounded by the mode, clamped, NaN
 /// → 0, with or without `_sat`; NaN → float: sign, top payload bits, quiet bit set).
 ///
 /// ```
-/// use clconv::exhaustive::FastConverter;
+/// use clconv_verify::exhaustive::FastConverter;
 /// use clconv::{Extensions, Request, Rounding};
 /// let Request::Convert(c) =
 ///     Request::parse("convert_uchar_sat_rte(float)", Extensions::default()).unwrap()
@@ -151,7 +151,7 @@ impl FastConverter {
     /// alike) and the rounding mode for integer → integer and `convert_T(T)`.
     ///
     /// ```
-    /// use clconv::exhaustive::FastConverter;
+    /// use clconv_verify::exhaustive::FastConverter;
     /// use clconv::{Extensions, Request, Rounding};
     /// let conv = |name: &str| match Request::parse(name, Extensions::default()).unwrap() {
     ///     Request::Convert(c) => FastConverter::new(&c, Rounding::Rte),
@@ -185,7 +185,7 @@ impl FastConverter {
     /// The source element type.
     ///
     /// ```
-    /// use clconv::exhaustive::FastConverter;
+    /// use clconv_verify::exhaustive::FastConverter;
     /// use clconv::{Extensions, Request, Rounding, ScalarType};
     /// let Request::Convert(c) = Request::parse("convert_half(uint)", Extensions::with_fp16()).unwrap()
     /// else {
@@ -200,7 +200,7 @@ impl FastConverter {
     /// The destination element type.
     ///
     /// ```
-    /// use clconv::exhaustive::FastConverter;
+    /// use clconv_verify::exhaustive::FastConverter;
     /// use clconv::{Extensions, Request, Rounding, ScalarType};
     /// let Request::Convert(c) = Request::parse("convert_half(uint)", Extensions::with_fp16()).unwrap()
     /// else {
@@ -216,7 +216,7 @@ impl FastConverter {
     /// the result's bits come back zero-extended.
     ///
     /// ```
-    /// use clconv::exhaustive::FastConverter;
+    /// use clconv_verify::exhaustive::FastConverter;
     /// use clconv::{Extensions, Request, Rounding};
     /// let Request::Convert(c) = Request::parse("convert_float_rtp(int)", Extensions::default()).unwrap()
     /// else {
@@ -475,7 +475,7 @@ fn round_to_format(
 /// One kernel run over every input: a request in one buffer layout.
 ///
 /// ```
-/// use clconv::exhaustive::Run;
+/// use clconv_verify::exhaustive::Run;
 /// use clconv::{Extensions, Layout, Request};
 /// let run = Run {
 ///     request: Request::parse("convert_int3(float3)", Extensions::default()).unwrap(),
@@ -501,7 +501,7 @@ impl fmt::Display for Run {
 /// reference sample.
 ///
 /// ```
-/// use clconv::exhaustive::plan;
+/// use clconv_verify::exhaustive::plan;
 /// let groups = plan("convert_int3_sat_rte(float3)").unwrap();
 /// assert_eq!(groups.len(), 1);
 /// assert_eq!(groups[0].runs.len(), 2); // packed and aligned
@@ -520,7 +520,7 @@ impl Group {
     /// The number of distinct inputs: 2^(source bits).
     ///
     /// ```
-    /// use clconv::exhaustive::plan;
+    /// use clconv_verify::exhaustive::plan;
     /// assert_eq!(plan("convert_int(float)").unwrap()[0].input_count(), 1 << 32);
     /// assert_eq!(plan("convert_int(uchar)").unwrap()[0].input_count(), 256);
     /// ```
@@ -564,7 +564,7 @@ pub enum ExhaustiveError {
 /// 3-component vectors; grouped by per-element function, in a fixed order.
 ///
 /// ```
-/// use clconv::exhaustive::plan;
+/// use clconv_verify::exhaustive::plan;
 /// let groups = plan("convert_float_rtz(uint").unwrap();
 /// let runs: usize = groups.iter().map(|g| g.runs.len()).sum();
 /// assert_eq!(runs, 1);
@@ -627,7 +627,7 @@ pub fn plan(filter: &str) -> Result<Vec<Group>, ExhaustiveError> {
 /// match the whole name.
 ///
 /// ```
-/// use clconv::exhaustive::matches;
+/// use clconv_verify::exhaustive::matches;
 /// assert!(matches("int_sat", "convert_int_sat_rte(float)"));
 /// assert!(matches("convert_int*_sat_rte(float*)", "convert_int16_sat_rte(float16)"));
 /// assert!(!matches("convert_int*_sat_rte(float*)", "convert_uint_sat_rte(float)"));
@@ -658,7 +658,7 @@ pub fn matches(filter: &str, name: &str) -> bool {
 /// A wrong element: the kernel's bits where the reference says otherwise.
 ///
 /// ```
-/// use clconv::exhaustive::Example;
+/// use clconv_verify::exhaustive::Example;
 /// let e = Example { input: 0x3f00_0000, expected: 0, got: 1, padding: false };
 /// assert_eq!(e.to_string(), "input 0x3f000000: expected 0x0, got 0x1");
 /// ```
@@ -697,7 +697,7 @@ impl fmt::Display for Example {
 /// with `/quick` for the quick tier's code (`host/quick`).
 ///
 /// ```
-/// use clconv::exhaustive::{Run, RunResult};
+/// use clconv_verify::exhaustive::{Run, RunResult};
 /// use clconv::jit::{Tier, X64Flags};
 /// use clconv::{Extensions, Layout, Request};
 /// let r = RunResult {
@@ -746,7 +746,7 @@ pub struct RunResult {
     pub error: Option<String>,
     /// Up to four wrong elements.
     pub examples: Vec<Example>,
-    /// The run whose kernel this one shares ([`crate::jit::shared_kernel`]): the same machine
+    /// The run whose kernel this one shares ([`clconv::jit::shared_kernel`]): the same machine
     /// code, called with `lanes` times the count, so that run's result over every input is this
     /// one's (that every width dispatches to it is checked per request by `tests/matrix.rs`).
     pub same_code_as: Option<Run>,
@@ -796,7 +796,7 @@ impl fmt::Display for RunResult {
 /// Totals of an exhaustive run.
 ///
 /// ```
-/// use clconv::exhaustive::Summary;
+/// use clconv_verify::exhaustive::Summary;
 /// let s = Summary::default();
 /// assert_eq!(s.failed, 0);
 /// assert!(s.to_string().starts_with("0 runs passed, 0 failed"));
@@ -846,7 +846,7 @@ impl fmt::Display for Summary {
 /// What to run and how.
 ///
 /// ```
-/// use clconv::exhaustive::Options;
+/// use clconv_verify::exhaustive::Options;
 /// let o = Options::default();
 /// assert_eq!(o.inputs, None); // every input
 /// assert!(o.state.is_none());
@@ -1000,7 +1000,7 @@ pub fn run(
         let which = runs
             .iter()
             .map(|r| {
-                let (k, l, _) = crate::jit::shared_kernel(&r.request, r.layout);
+                let (k, l, _) = clconv::jit::shared_kernel(&r.request, r.layout);
                 *first.entry((k, l)).or_insert_with(|| {
                     executed.push(*r);
                     executed.len() - 1

@@ -2,11 +2,11 @@
 //! tables' vector recipes (`Lowering::with_isa`), JIT-compiled in a function of our own and
 //! compared with the reference for every element pair, several modifiers and every width.
 
-use clconv::check::{inputs, Rng};
 use clconv::lower::{vector_parts, Lowering};
 use clconv::request::Conversion;
 use clconv::target::Target;
 use clconv::{reference, Extensions, Rounding, ScalarType, VectorType, Width};
+use clconv_verify::check::{inputs, Rng};
 use cranelift_codegen::ir::{
     types, AbiParam, Function, InstBuilder, MemFlagsData, Signature, UserFuncName,
 };

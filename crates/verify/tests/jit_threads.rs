@@ -1,9 +1,9 @@
 //! Runs split across threads give the same bytes as the reference, for any thread count and
 //! vector count (including more threads than vectors), and write nothing past the destination.
 
-use clconv::check::Rng;
 use clconv::jit::{Jit, Threads, X64Flags, PARALLEL_THRESHOLD};
 use clconv::{reference, Extensions, Layout, Request, Rounding};
+use clconv_verify::check::Rng;
 
 fn check_split(name: &str, threads: Threads, vectors: usize) {
     let ext = Extensions::with_fp16();

@@ -2,9 +2,9 @@
 //!
 //! Exit status: 0 success, 1 a check found mismatches, 2 bad usage or input (one line on stderr).
 
-use clconv::check::Checker;
 use clconv::jit::{Jit, Tier, Tiering, X64Flags};
 use clconv::{reference, Extensions, Layout, Request, Rounding, ScalarType};
+use clconv_verify::check::Checker;
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
@@ -652,9 +652,12 @@ fn report(args: &Args) -> Result<ExitCode, Usage> {
     if !args.positional.is_empty() {
         return Err(Usage("report takes no arguments, only --write".into()));
     }
-    let text = clconv::report::generate();
+    let text = clconv_verify::report::generate();
     if args.flag("--write") {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/lowering-tables/REPORT.md");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../lowering-tables/REPORT.md"
+        );
         std::fs::write(path, &text).map_err(|e| Usage(format!("cannot write {path}: {e}")))?;
         eprintln!("wrote {path}");
     } else {
@@ -805,7 +808,7 @@ fn check(args: &Args) -> Result<ExitCode, Usage> {
     })
 }
 
-/// `clconv check --exhaustive`: see `clconv::exhaustive`.
+/// `clconv check --exhaustive`: see `clconv_verify::exhaustive`.
 fn check_exhaustive(args: &Args) -> Result<ExitCode, Usage> {
     let filter = match args.positional.as_slice() {
         [] => String::new(),
@@ -820,7 +823,7 @@ fn check_exhaustive(args: &Args) -> Result<ExitCode, Usage> {
         None => None,
         Some(_) => Some(args.number("--inputs", 0)?),
     };
-    let options = clconv::exhaustive::Options {
+    let options = clconv_verify::exhaustive::Options {
         filter,
         flags: args.flags()?,
         tier: args.tier()?,
@@ -832,12 +835,12 @@ fn check_exhaustive(args: &Args) -> Result<ExitCode, Usage> {
         progress: true,
     };
     let mut stdout = std::io::stdout().lock();
-    let summary = clconv::exhaustive::run(&options, &mut |r| {
+    let summary = clconv_verify::exhaustive::run(&options, &mut |r| {
         writeln!(stdout, "{r}")?;
         stdout.flush()
     })
     .map_err(|e| match e {
-        clconv::exhaustive::ExhaustiveError::Output(io) => stdout_error(io),
+        clconv_verify::exhaustive::ExhaustiveError::Output(io) => stdout_error(io),
         other => Usage(other.to_string()),
     })?;
     writeln!(stdout, "{summary}").map_err(stdout_error)?;

@@ -81,7 +81,7 @@
 //! The kernels of the x86-64 table's `mxcsr` rows (directed int -> float and double -> float)
 //! are nearest-even IR that the JIT runs with MXCSR's rounding control set to the conversion's
 //! mode ([`kernel::Built::rounding_control`]), and so are the directed arithmetic kernels
-//! ([`crate::arith_kernel::build_by_control`]). Run as plain IR they would round to nearest,
+//! ([`clconv::arith_kernel::build_by_control`]). Run as plain IR they would round to nearest,
 //! so [`run_built`], [`check_request`] and [`run_arith_kernel`] execute their rounding
 //! instructions (`fadd`, `fsub`, `fmul`, `fdiv`, `sqrt`, `fma`, `fcvt_from_*`, `fdemote`,
 //! `fvdemote`) in that mode from the reference's soft-float semantics (`rustc_apfloat`),
@@ -110,13 +110,13 @@
 //! assert!(outcome.elements >= 64);
 //! ```
 
-use crate::buffer::bytes_per_vector;
 use crate::check::{self, Mismatch, Rng};
-use crate::jit::{self, X64Flags};
-use crate::kernel;
-use crate::reference;
-use crate::request::Request;
-use crate::types::{Layout, Rounding, ScalarType, Width};
+use clconv::buffer::bytes_per_vector;
+use clconv::jit::{self, X64Flags};
+use clconv::kernel;
+use clconv::reference;
+use clconv::request::Request;
+use clconv::types::{Layout, Rounding, ScalarType, Width};
 use cranelift_codegen::data_value::DataValue;
 use cranelift_codegen::ir::{
     types, Endianness, ExternalName, FuncRef, Function, GlobalValue, Inst, MemFlagsData, Opcode,
@@ -173,7 +173,7 @@ impl fmt::Display for Access {
 /// Why running or checking a kernel in the interpreter failed.
 ///
 /// ```
-/// use clconv::interp::{Access, InterpError};
+/// use clconv_verify::interp::{Access, InterpError};
 /// let e = InterpError::StepLimit { limit: 1000 };
 /// assert!(e.to_string().contains("1000 instructions"));
 /// let e = InterpError::OutOfBounds {
@@ -207,7 +207,7 @@ pub enum InterpError {
         /// Its length.
         bytes: usize,
     },
-    /// A kernel with a tail pass ([`crate::kernel::Built::granule`] above 1) was given buffers
+    /// A kernel with a tail pass ([`clconv::kernel::Built::granule`] above 1) was given buffers
     /// that are not whole vectors.
     #[error("a kernel with a granule of {granule} vectors needs buffers of {vectors} whole vectors, got {src} source and {dst} destination bytes")]
     PartialVectors {
@@ -265,10 +265,10 @@ pub enum InterpError {
     },
     /// The buffers do not fit the request (from the reference).
     #[error(transparent)]
-    Buffer(#[from] crate::buffer::BufferError),
+    Buffer(#[from] clconv::buffer::BufferError),
     /// The lowering tables have no recipe for the request on this ISA (or are malformed).
     #[error(transparent)]
-    Table(#[from] crate::table::TableError),
+    Table(#[from] clconv::table::TableError),
     /// The host ISA could not be set up.
     #[error("cannot set up the host ISA: {0}")]
     Isa(String),
@@ -286,7 +286,7 @@ pub struct Unsupported {
 /// What checking one request in the interpreter found.
 ///
 /// ```
-/// use clconv::interp::InterpOutcome;
+/// use clconv_verify::interp::InterpOutcome;
 /// let o = InterpOutcome::default();
 /// assert!(o.passed());
 /// ```
@@ -321,7 +321,7 @@ impl InterpOutcome {
 /// element is at least a byte) plus 10,000.
 ///
 /// ```
-/// assert_eq!(clconv::interp::step_limit(16, 4), 13_200);
+/// assert_eq!(clconv_verify::interp::step_limit(16, 4), 13_200);
 /// ```
 pub fn step_limit(src_bytes: usize, dst_bytes: usize) -> u64 {
     200 * src_bytes.max(dst_bytes) as u64 + 10_000
@@ -430,13 +430,13 @@ pub fn run_built(
     )
 }
 
-/// Runs an arithmetic batch kernel (`fn(a, b, c, dst, vectors)` as [`crate::arith_kernel`]
+/// Runs an arithmetic batch kernel (`fn(a, b, c, dst, vectors)` as [`clconv::arith_kernel`]
 /// builds it) in Cranelift's interpreter on `vectors` vectors: `operands` holds the buffers of
 /// the operands the operation takes (one for sqrt, three for fma), which the kernel sees side
 /// by side in the source region, and `mode` is the rounding control its caller sets: the
-/// request's mode for a [`crate::arith_kernel::build_by_control`] kernel, whose `fadd`, `fsub`,
+/// request's mode for a [`clconv::arith_kernel::build_by_control`] kernel, whose `fadd`, `fsub`,
 /// `fmul`, `fdiv`, `sqrt` and `fma` this driver then executes in that mode from the
-/// reference's soft-float; nearest-even for [`crate::arith_kernel::build`]'s. Returns the
+/// reference's soft-float; nearest-even for [`clconv::arith_kernel::build`]'s. Returns the
 /// number of IR instructions executed. The limit is [`step_limit`] of the operands and the
 /// destination together.
 ///
@@ -691,7 +691,7 @@ fn rounded_in_mode(
     inst: Inst,
     mode: Rounding,
 ) -> Result<Option<DataValue>, InterpError> {
-    use crate::arith::{ArithOp, FloatType};
+    use clconv::arith::{ArithOp, FloatType};
     if mode == Rounding::Rte {
         return Ok(None);
     }
@@ -767,12 +767,12 @@ fn rounded_in_mode(
         ) else {
             return Ok(None);
         };
-        let conv = crate::request::Conversion::new(
-            crate::types::VectorType::scalar(src),
-            crate::types::VectorType::scalar(dst),
+        let conv = clconv::request::Conversion::new(
+            clconv::types::VectorType::scalar(src),
+            clconv::types::VectorType::scalar(dst),
             false,
             Some(mode),
-            crate::types::Extensions::default(),
+            clconv::types::Extensions::default(),
         )
         .map_err(|e| InterpError::Unsupported {
             what: format!("`{}` ({e})", func.dfg.display_inst(inst)),
@@ -798,8 +798,8 @@ fn rounded_in_mode(
 }
 
 /// `op` on the host's floats (only for NaN results, which the mode does not change).
-fn host_arith<F: HostFloat>(op: crate::arith::ArithOp, x: F, y: F, z: F) -> F {
-    use crate::arith::ArithOp;
+fn host_arith<F: HostFloat>(op: clconv::arith::ArithOp, x: F, y: F, z: F) -> F {
+    use clconv::arith::ArithOp;
     match op {
         ArithOp::Add => x + y,
         ArithOp::Sub => x - y,

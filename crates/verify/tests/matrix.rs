@@ -5,9 +5,9 @@
 //! of code the JIT runs (the quick kernel [`Jit::compile`] returns at once, and the optimised
 //! one it swaps in).
 
-use clconv::check::Checker;
 use clconv::jit::{Jit, Tiering, X64Flags};
 use clconv::{Extensions, Request, Rounding};
+use clconv_verify::check::Checker;
 
 fn check_matrix(flags: X64Flags) {
     check_tier(flags, Tiering::OptimisedOnly);

@@ -1,0 +1,20 @@
+//! # clconv-verify
+//!
+//! What checks clconv, kept beside the library so an embedder never compiles it:
+//!
+//! - [`check`]: the differential checker (a JIT kernel against the reference interpreter, bit
+//!   for bit) and its input generators.
+//! - [`exhaustive`]: every input of the 8-, 16- and 32-bit sources, through the fast path whose
+//!   soundness VERIFICATION.md argues.
+//! - [`interp`]: clconv's IR run in Cranelift's own interpreter, a second opinion that tells
+//!   "the IR is wrong" from "the backend is wrong".
+//! - [`fuzz_targets`]: the logic of the cargo-fuzz harnesses (`fuzz/`), replayed on stable Rust
+//!   by the tests.
+//! - [`report`]: the generated `lowering-tables/REPORT.md`.
+#![deny(missing_docs)]
+
+pub mod check;
+pub mod exhaustive;
+pub mod fuzz_targets;
+pub mod interp;
+pub mod report;
