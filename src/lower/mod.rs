@@ -39,8 +39,8 @@ pub mod recipes;
 pub mod rounded_arith;
 pub mod vstore_half;
 
-use crate::request::{Conversion, Reinterpretation};
-use crate::types::{Rounding, ScalarType, VectorType};
+use crate::request::{Conversion, Reinterpretation, Request, RequestError};
+use crate::types::{Extensions, Rounding, ScalarType, VectorType};
 use cranelift_codegen::ir::{types, Endianness, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_frontend::FunctionBuilder;
@@ -75,6 +75,25 @@ pub enum LowerError {
         /// Parts passed.
         got: usize,
     },
+    /// The wrong number of scalar components was passed (the per-component form of
+    /// [`Lowering::lower_request`]).
+    #[error(
+        "{request} takes its {ty} operand as {expected} scalar component(s), but {got} were passed"
+    )]
+    ComponentCount {
+        /// The request.
+        request: String,
+        /// The OpenCL operand type.
+        ty: VectorType,
+        /// Components the operand has.
+        expected: usize,
+        /// Values passed.
+        got: usize,
+    },
+    /// The name given to [`Lowering::lower_named`] is not a conversion or reinterpretation
+    /// clconv lowers (the parser's message says why and how to fix it).
+    #[error(transparent)]
+    Name(#[from] RequestError),
     /// The per-element form was asked for a reinterpretation that changes the element count.
     #[error("{request} changes the element count, so it has no per-element form: use Lowering::reinterpret_vector")]
     NotElementwise {
@@ -180,6 +199,8 @@ pub fn vector_parts(t: VectorType) -> (Type, usize) {
 #[derive(Clone)]
 pub struct Lowering {
     static_mode: Rounding,
+    /// The extensions [`Lowering::lower_named`] parses names under.
+    extensions: Extensions,
     /// The target whose lowering table picks vector recipes for [`Lowering::convert_vector`].
     isa: Option<OwnedTargetIsa>,
 }
@@ -188,6 +209,7 @@ impl std::fmt::Debug for Lowering {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Lowering")
             .field("static_mode", &self.static_mode)
+            .field("extensions", &self.extensions)
             .field("isa", &self.isa.as_ref().map(|i| i.triple().to_string()))
             .finish()
     }
@@ -204,6 +226,7 @@ impl Lowering {
     pub const fn new() -> Lowering {
         Lowering {
             static_mode: Rounding::Rte,
+            extensions: Extensions { fp16: false },
             isa: None,
         }
     }
@@ -212,6 +235,7 @@ impl Lowering {
     pub const fn with_static_mode(mode: Rounding) -> Lowering {
         Lowering {
             static_mode: mode,
+            extensions: Extensions { fp16: false },
             isa: None,
         }
     }
@@ -227,6 +251,130 @@ impl Lowering {
     pub fn with_isa(mut self, isa: OwnedTargetIsa) -> Lowering {
         self.isa = Some(isa);
         self
+    }
+
+    /// Lets [`Lowering::lower_named`] accept names under `extensions` (`half` needs
+    /// [`Extensions::with_fp16`]); the explicit methods take whatever request they are given.
+    ///
+    /// ```
+    /// use clconv::{lower::Lowering, Extensions};
+    /// let lowering = Lowering::new().with_extensions(Extensions::with_fp16());
+    /// assert!(lowering.extensions().fp16);
+    /// ```
+    pub const fn with_extensions(mut self, extensions: Extensions) -> Lowering {
+        self.extensions = extensions;
+        self
+    }
+
+    /// The extensions [`Lowering::lower_named`] parses names under.
+    pub const fn extensions(&self) -> Extensions {
+        self.extensions
+    }
+
+    /// Lowers the conversion or reinterpretation `name` on the caller's values, in one call.
+    ///
+    /// `name` is any spelling [`Request::parse`] takes: `convert_uchar4_sat_rte(float4)`,
+    /// `_Z20convert_int4_sat_rteDv4_f`, `as_float4(int4)`. The operand comes in either of two
+    /// forms, and the result comes back in the same one (see [`Lowering::lower_request`]):
+    /// one scalar per component, or the value's 128-bit vector parts ([`vector_parts`]).
+    ///
+    /// ```
+    /// use clconv::cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature};
+    /// use clconv::cranelift_codegen::{settings, verifier::verify_function};
+    /// use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+    /// use clconv::lower::Lowering;
+    ///
+    /// let flags = settings::Flags::new(settings::builder());
+    /// let isa = clconv::cranelift_native::builder()?.finish(flags)?;
+    ///
+    /// // fn(F32X4) -> I8X16: convert_uchar4_sat_rte on one float4, the result in lanes 0..4.
+    /// let mut sig = Signature::new(isa.default_call_conv());
+    /// sig.params.push(AbiParam::new(types::F32X4));
+    /// sig.returns.push(AbiParam::new(types::I8X16));
+    /// let mut func = Function::with_name_signature(Default::default(), sig);
+    /// let mut ctx = FunctionBuilderContext::new();
+    /// let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+    /// let block = b.create_block();
+    /// b.append_block_params_for_function_params(block);
+    /// b.switch_to_block(block);
+    /// let colour = b.block_params(block).to_vec();
+    ///
+    /// let lowering = Lowering::new();
+    /// let bytes = lowering.lower_named(&mut b, "convert_uchar4_sat_rte(float4)", &colour)?;
+    /// b.ins().return_(&bytes);
+    /// b.seal_all_blocks();
+    /// b.finalize(isa.frontend_config());
+    /// verify_function(&func, isa.flags())?;
+    ///
+    /// // Bad names come back as typed errors with the parser's message.
+    /// let mut func = Function::new();
+    /// let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+    /// let e = lowering.lower_named(&mut b, "convert_float_sat(int)", &[]).unwrap_err();
+    /// assert!(e.to_string().contains("_sat"), "{e}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn lower_named(
+        &self,
+        b: &mut FunctionBuilder,
+        name: &str,
+        args: &[Value],
+    ) -> Result<Vec<Value>, LowerError> {
+        let request = Request::parse(name, self.extensions)?;
+        self.lower_request(b, &request, args)
+    }
+
+    /// Lowers `request` on the caller's values: the explicit path of [`Lowering::lower_named`]
+    /// for a caller that holds a [`Request`].
+    ///
+    /// The operand's form decides the result's:
+    /// - **per component**: one scalar of [`element_type`] per component of the source
+    ///   (`float4`: four F32 values); the result is one scalar per destination component.
+    /// - **vector parts**: the [`vector_parts`] of the source (`float4`: one F32X4); the result
+    ///   is the destination's vector parts, as [`Lowering::convert_vector`] and
+    ///   [`Lowering::reinterpret_vector`] give them.
+    ///
+    /// The two never look alike: a component is a scalar type, a part a 128-bit vector.
+    pub fn lower_request(
+        &self,
+        b: &mut FunctionBuilder,
+        request: &Request,
+        args: &[Value],
+    ) -> Result<Vec<Value>, LowerError> {
+        let per_component = args
+            .first()
+            .is_some_and(|&a| !b.func.dfg.value_type(a).is_vector());
+        match (request, per_component) {
+            (Request::Convert(c), false) => self.convert_vector(b, c, args),
+            (Request::Reinterpret(r), false) => self.reinterpret_vector(b, r, args),
+            (Request::Convert(c), true) => {
+                check_components(b, request, args)?;
+                args.iter()
+                    .map(|&x| self.convert_element(b, c, x))
+                    .collect()
+            }
+            (Request::Reinterpret(r), true) => {
+                check_components(b, request, args)?;
+                if r.src().lanes() == 1 && r.dst().lanes() == 1 {
+                    return Ok(vec![self.reinterpret_element(b, r, args[0])?]);
+                }
+                // Through the vector form: the components into parts, the parts reinterpreted,
+                // the destination's components out of them.
+                let (src_vec, count) = vector_parts(r.src());
+                let per = src_vec.lane_count() as usize;
+                let mut parts: Vec<Value> = (0..count)
+                    .map(|_| lanes::splat_bits(b, src_vec, 0))
+                    .collect();
+                for (i, &x) in args.iter().enumerate() {
+                    parts[i / per] = b.ins().insertlane(parts[i / per], x, (i % per) as u8);
+                }
+                let out = self.reinterpret_vector(b, r, &parts)?;
+                let (dst_vec, _) = vector_parts(r.dst());
+                let per = dst_vec.lane_count() as usize;
+                Ok((0..r.dst().lanes())
+                    .map(|i| b.ins().extractlane(out[i / per], (i % per) as u8))
+                    .collect())
+            }
+        }
     }
 
     /// Changes the static rounding mode for what is lowered from now on (a pragma region).
@@ -392,6 +540,37 @@ impl Lowering {
         }
         Ok(bitcast_le(b, element_type(r.dst().elem), x))
     }
+}
+
+/// Checks the per-component form of `request`'s operand: one scalar of the element type per
+/// component.
+fn check_components(
+    b: &FunctionBuilder,
+    request: &Request,
+    args: &[Value],
+) -> Result<(), LowerError> {
+    let ty = request.src();
+    if args.len() != ty.lanes() {
+        return Err(LowerError::ComponentCount {
+            request: request.to_string(),
+            ty,
+            expected: ty.lanes(),
+            got: args.len(),
+        });
+    }
+    let expected = element_type(ty.elem);
+    for (i, &x) in args.iter().enumerate() {
+        let got = b.func.dfg.value_type(x);
+        if got != expected {
+            return Err(LowerError::ValueType {
+                what: format!("component {i} of the operand"),
+                request: request.to_string(),
+                expected,
+                got,
+            });
+        }
+    }
+    Ok(())
 }
 
 fn check_parts(

@@ -1,0 +1,330 @@
+//! `Lowering::lower_named` and `lower_request`, the one-call builder API, on both operand
+//! forms: one scalar per component and the 128-bit vector parts. Every conversion of width 3
+//! and every reinterpretation is lowered into a function of our own, compiled with
+//! cranelift-jit, run on special and random bits, and compared bit for bit with the reference
+//! interpreter; the errors are typed and say what was wrong.
+
+use clconv::cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData, Value};
+use clconv::cranelift_codegen::settings::{self, Configurable};
+use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use clconv::lower::{element_type, vector_parts, LowerError, Lowering};
+use clconv::{reference, Extensions, Layout, Request, RequestError, Width};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Linkage, Module};
+
+/// How the operand and result travel.
+#[derive(Clone, Copy, Debug)]
+enum Form {
+    Components,
+    Parts,
+}
+
+fn module() -> JITModule {
+    let mut flags = settings::builder();
+    flags.set("use_colocated_libcalls", "false").unwrap();
+    flags.set("is_pic", "false").unwrap();
+    let isa = clconv::cranelift_native::builder()
+        .unwrap()
+        .finish(settings::Flags::new(flags))
+        .unwrap();
+    let mut jit = JITBuilder::with_isa(isa, default_libcall_names());
+    jit.symbol(
+        "nearbyintf",
+        nearbyintf as extern "C" fn(f32) -> f32 as *const u8,
+    );
+    jit.symbol(
+        "nearbyint",
+        nearbyint as extern "C" fn(f64) -> f64 as *const u8,
+    );
+    jit.symbol("floorf", floorf as extern "C" fn(f32) -> f32 as *const u8);
+    jit.symbol("floor", floor as extern "C" fn(f64) -> f64 as *const u8);
+    jit.symbol("ceilf", ceilf as extern "C" fn(f32) -> f32 as *const u8);
+    jit.symbol("ceil", ceil as extern "C" fn(f64) -> f64 as *const u8);
+    jit.symbol("truncf", truncf as extern "C" fn(f32) -> f32 as *const u8);
+    jit.symbol("trunc", trunc as extern "C" fn(f64) -> f64 as *const u8);
+    JITModule::new(jit)
+}
+
+extern "C" fn nearbyintf(x: f32) -> f32 {
+    x.round_ties_even()
+}
+extern "C" fn nearbyint(x: f64) -> f64 {
+    x.round_ties_even()
+}
+extern "C" fn floorf(x: f32) -> f32 {
+    x.floor()
+}
+extern "C" fn floor(x: f64) -> f64 {
+    x.floor()
+}
+extern "C" fn ceilf(x: f32) -> f32 {
+    x.ceil()
+}
+extern "C" fn ceil(x: f64) -> f64 {
+    x.ceil()
+}
+extern "C" fn truncf(x: f32) -> f32 {
+    x.trunc()
+}
+extern "C" fn trunc(x: f64) -> f64 {
+    x.trunc()
+}
+
+/// Compiles `fn(src, dst)` that loads one value of `request`'s source in `form`, lowers
+/// `name` on it with one `lower_named` call, and stores the result; returns its address.
+fn compile(
+    module: &mut JITModule,
+    n: usize,
+    name: &str,
+    request: &Request,
+    form: Form,
+) -> *const u8 {
+    let mut sig = module.make_signature();
+    sig.params.push(AbiParam::new(types::I64));
+    sig.params.push(AbiParam::new(types::I64));
+    let id = module
+        .declare_function(&format!("f{n}"), Linkage::Local, &sig)
+        .unwrap();
+    let mut ctx = module.make_context();
+    ctx.func.signature = sig;
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let (src, dst) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+    let flags = MemFlagsData::trusted();
+    let (s, d) = (request.src(), request.dst());
+    let args: Vec<Value> = match form {
+        Form::Components => {
+            let ty = element_type(s.elem);
+            (0..s.lanes())
+                .map(|i| b.ins().load(ty, flags, src, (i * s.elem.bytes()) as i32))
+                .collect()
+        }
+        Form::Parts => {
+            let (ty, count) = vector_parts(s);
+            (0..count)
+                .map(|i| b.ins().load(ty, flags, src, (16 * i) as i32))
+                .collect()
+        }
+    };
+    let lowering = Lowering::new().with_extensions(Extensions::with_fp16());
+    let out = lowering.lower_named(&mut b, name, &args).unwrap();
+    match form {
+        Form::Components => {
+            assert_eq!(out.len(), d.lanes(), "{name}");
+            for (i, &v) in out.iter().enumerate() {
+                assert_eq!(b.func.dfg.value_type(v), element_type(d.elem), "{name}");
+                b.ins().store(flags, v, dst, (i * d.elem.bytes()) as i32);
+            }
+        }
+        Form::Parts => {
+            assert_eq!(out.len(), vector_parts(d).1, "{name}");
+            for (i, &v) in out.iter().enumerate() {
+                b.ins().store(flags, v, dst, (16 * i) as i32);
+            }
+        }
+    }
+    b.ins().return_(&[]);
+    b.seal_all_blocks();
+    b.finalize(module.isa().frontend_config());
+    module.define_function(id, &mut ctx).unwrap();
+    id_address(module, id)
+}
+
+fn id_address(module: &mut JITModule, id: cranelift_module::FuncId) -> *const u8 {
+    module.finalize_definitions().unwrap();
+    module.get_finalized_function(id)
+}
+
+/// Special bit patterns of an element of `bytes` bytes, then pseudo-random ones.
+fn input_bits(bytes: usize, count: usize, seed: u64) -> Vec<u64> {
+    let specials: &[u64] = match bytes {
+        2 => &[
+            0, 0x8000, 0x3c00, 0x3800, 0x3e00, 0x7c00, 0xfc00, 0x7e01, 0xfe00, 0x0001, 0x7bff,
+            0x00ff, 0x0100, 0x7fff, 0xffff,
+        ],
+        4 => &[
+            0,
+            0x8000_0000,
+            0x3f00_0000,
+            0x3fc0_0000,
+            0x437e_8000,
+            0x437e_999a,
+            0x4e8f_0d18,
+            0x7f80_0000,
+            0xff80_0000,
+            0x7fc0_0001,
+            0xffa0_0000,
+            1,
+            0x7f7f_ffff,
+            0xcf00_0000,
+            0x4f00_0000,
+            0x7fff_ffff,
+            0xffff_ffff,
+            255,
+            256,
+        ],
+        8 => &[
+            0,
+            1 << 63,
+            0x3fe0_0000_0000_0000,
+            0x7ff0_0000_0000_0000,
+            0xfff8_0000_0000_0001,
+            0x7ff4_0000_0000_0000,
+            1,
+            0x7fef_ffff_ffff_ffff,
+            0x43e0_0000_0000_0000,
+            0xc3e0_0000_0000_0000,
+            u64::MAX,
+            i64::MAX as u64,
+            0x0020_0000_0000_0001,
+        ],
+        _ => &[0, 1, 0x7f, 0x80, 0xff, 0x40],
+    };
+    let mut x = seed | 1;
+    let mut out = specials.to_vec();
+    while out.len() < count {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.push(x);
+    }
+    out.iter()
+        .map(|b| {
+            if bytes == 8 {
+                *b
+            } else {
+                b & ((1u64 << (8 * bytes)) - 1)
+            }
+        })
+        .collect()
+}
+
+/// Runs every value of `bits` through `code` and the reference; panics on the first mismatch.
+fn check(name: &str, request: &Request, code: *const u8, form: Form) {
+    // SAFETY: `code` was compiled by `compile` as (I64, I64) -> () in the host's default
+    // calling convention (extern "C"); it reads one source value and writes one result, both
+    // within the 256-byte buffers below (the largest value, in parts, is 128 bytes).
+    let f =
+        unsafe { std::mem::transmute::<*const u8, unsafe extern "C" fn(*const u8, *mut u8)>(code) };
+    let (s, d) = (request.src(), request.dst());
+    let (se, de) = (s.elem.bytes(), d.elem.bytes());
+    let n = s.lanes();
+    let all = input_bits(se, 64 * n, n as u64 * 0x9e37_79b9 + se as u64);
+    for value in all.chunks_exact(n) {
+        let mut src = [0u8; 256];
+        for (i, bits) in value.iter().enumerate() {
+            src[i * se..(i + 1) * se].copy_from_slice(&bits.to_le_bytes()[..se]);
+        }
+        let packed = Layout::Packed;
+        let mut expected = vec![0u8; d.lanes() * de];
+        reference::evaluate(request, packed, &src[..n * se], &mut expected).unwrap();
+        let mut got = [0u8; 256];
+        // SAFETY: see above; `src` and `got` are live, distinct, 256 bytes each.
+        unsafe { f(src.as_ptr(), got.as_mut_ptr()) };
+        // In parts form a 3-component value has a padding lane: compare the components.
+        assert_eq!(
+            &got[..expected.len()],
+            &expected[..],
+            "{name} ({form:?}) on {:x?}",
+            value
+        );
+    }
+}
+
+#[test]
+fn every_width_3_conversion_and_every_reinterpretation_in_both_forms() {
+    let requests: Vec<Request> = Request::all(Extensions::with_fp16())
+        .into_iter()
+        .filter(|r| matches!(r, Request::Reinterpret(_)) || r.src().width == Width::W3)
+        .collect();
+    let mut module = module();
+    let mut n = 0;
+    for request in &requests {
+        for form in [Form::Components, Form::Parts] {
+            // The mangled spelling for half of them: lower_named takes every spelling.
+            let name = if n % 2 == 0 {
+                request.to_string()
+            } else {
+                request.mangled()
+            };
+            let code = compile(&mut module, n, &name, request, form);
+            check(&name, request, code, form);
+            n += 1;
+        }
+    }
+    assert_eq!(n, 2 * requests.len());
+    assert!(requests.len() > 1700, "{}", requests.len());
+    // SAFETY: no function of the module is called after this.
+    unsafe { module.free_memory() };
+}
+
+/// Builds a throwaway function and returns what `lower_named` says about `name` on `args` of
+/// the given types.
+fn error_of(name: &str, arg_types: &[types::Type], lowering: &Lowering) -> LowerError {
+    let mut func = clconv::cranelift_codegen::ir::Function::new();
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+    let block = b.create_block();
+    b.switch_to_block(block);
+    let args: Vec<Value> = arg_types
+        .iter()
+        .map(|&t| b.append_block_param(block, t))
+        .collect();
+    lowering.lower_named(&mut b, name, &args).unwrap_err()
+}
+
+#[test]
+fn bad_names_and_values_are_typed_errors_that_say_what_to_fix() {
+    let plain = Lowering::new();
+    // The parser's errors, unchanged.
+    assert!(matches!(
+        error_of("convert_float_sat(int)", &[types::I32], &plain),
+        LowerError::Name(RequestError::SatOnFloat { .. })
+    ));
+    let e = error_of("convert_float(half)", &[types::I16], &plain);
+    assert!(
+        matches!(e, LowerError::Name(RequestError::HalfWithoutFp16 { .. })),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("fp16"), "{e}");
+    assert!(matches!(
+        error_of("convert_frob(int)", &[types::I32], &plain),
+        LowerError::Name(_)
+    ));
+    // The wrong number of components, the wrong component type, the wrong part type.
+    let e = error_of("convert_int4(float4)", &[types::F32; 3], &plain);
+    assert!(
+        matches!(
+            e,
+            LowerError::ComponentCount {
+                expected: 4,
+                got: 3,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("4 scalar component"), "{e}");
+    let e = error_of("convert_int2(float2)", &[types::F32, types::F64], &plain);
+    assert!(matches!(e, LowerError::ValueType { .. }), "{e:?}");
+    assert!(e.to_string().contains("component 1"), "{e}");
+    let e = error_of("convert_int8(float8)", &[types::F32X4], &plain);
+    assert!(
+        matches!(
+            e,
+            LowerError::PartCount {
+                expected: 2,
+                got: 1,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let e = error_of("as_int4(float4)", &[types::I32X4], &plain);
+    assert!(matches!(e, LowerError::ValueType { .. }), "{e:?}");
+    let e = error_of("convert_int(float)", &[], &plain);
+    assert!(matches!(e, LowerError::PartCount { got: 0, .. }), "{e:?}");
+}
