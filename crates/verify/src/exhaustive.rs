@@ -956,6 +956,40 @@ pub fn run(
     options: &Options,
     report: &mut dyn FnMut(&RunResult) -> std::io::Result<()>,
 ) -> Result<Summary, ExhaustiveError> {
+    run_inner(options, report, None)
+}
+
+/// What [`run_with_progress`] tells its caller as the work goes, for a caller that draws its
+/// own progress.
+#[derive(Clone, Copy, Debug)]
+pub enum ProgressEvent<'a> {
+    /// Before any work: the whole job, in element checks (each input of a group once through
+    /// every kernel that executes, once through the fast path and once for the sample).
+    Start {
+        /// Element checks to do.
+        total: u64,
+    },
+    /// A group of runs begins (`group 3/40 convert_int(float)`).
+    Group(&'a str),
+    /// This many more element checks are done (sent from the worker threads).
+    Advance(u64),
+}
+
+/// [`run`], sending its progress to `progress` instead of drawing it (`options.progress` is
+/// ignored).
+pub fn run_with_progress(
+    options: &Options,
+    report: &mut dyn FnMut(&RunResult) -> std::io::Result<()>,
+    progress: &(dyn Fn(ProgressEvent<'_>) + Sync),
+) -> Result<Summary, ExhaustiveError> {
+    run_inner(options, report, Some(progress))
+}
+
+fn run_inner(
+    options: &Options,
+    report: &mut dyn FnMut(&RunResult) -> std::io::Result<()>,
+    sink: Option<&(dyn Fn(ProgressEvent<'_>) + Sync)>,
+) -> Result<Summary, ExhaustiveError> {
     let start = Instant::now();
     let groups = plan(&options.filter)?;
     let done = match &options.state {
@@ -1013,7 +1047,11 @@ pub fn run(
         .iter()
         .map(|(i, runs)| inputs_of(&groups[*i]) * (split(runs).0.len() as u64 + 2))
         .sum();
-    let progress = Progress::new(total_work, options.progress);
+    let mut progress = Progress::new(total_work, options.progress && sink.is_none());
+    progress.sink = sink;
+    if let Some(sink) = sink {
+        sink(ProgressEvent::Start { total: total_work });
+    }
     for (k, (i, runs)) in todo.iter().enumerate() {
         let group = &groups[*i];
         progress.label(format!(
@@ -1219,7 +1257,7 @@ struct Shared<'a> {
     options: &'a Options,
     group_index: u64,
     fast_path_errors: AtomicU64,
-    progress: &'a Progress,
+    progress: &'a Progress<'a>,
 }
 
 /// One thread's buffers.
@@ -1637,8 +1675,9 @@ fn fill(src: &mut [u8], expected: &mut [u8], start: u64, n: usize, fast: &FastCo
     }
 }
 
-/// The progress bar: redrawn in place on a terminal, a line a minute otherwise.
-struct Progress {
+/// The progress bar: redrawn in place on a terminal, a line a minute otherwise; or the events
+/// sent to a caller's `sink` ([`run_with_progress`]).
+struct Progress<'s> {
     total: u64,
     done: AtomicU64,
     enabled: bool,
@@ -1646,10 +1685,11 @@ struct Progress {
     start: Instant,
     last: Mutex<Instant>,
     label: Mutex<String>,
+    sink: Option<&'s (dyn Fn(ProgressEvent<'_>) + Sync)>,
 }
 
-impl Progress {
-    fn new(total: u64, enabled: bool) -> Progress {
+impl Progress<'_> {
+    fn new(total: u64, enabled: bool) -> Self {
         let now = Instant::now();
         Progress {
             total: total.max(1),
@@ -1659,10 +1699,14 @@ impl Progress {
             start: now,
             last: Mutex::new(now),
             label: Mutex::new(String::new()),
+            sink: None,
         }
     }
 
     fn label(&self, text: String) {
+        if let Some(sink) = self.sink {
+            return sink(ProgressEvent::Group(&text));
+        }
         if let Ok(mut l) = self.label.lock() {
             *l = text;
         }
@@ -1670,6 +1714,9 @@ impl Progress {
     }
 
     fn add(&self, work: u64) {
+        if let Some(sink) = self.sink {
+            return sink(ProgressEvent::Advance(work));
+        }
         self.done.fetch_add(work, Atomic::Relaxed);
         self.draw(false);
     }

@@ -1,0 +1,183 @@
+//! `clconv check`: the differential check against the reference, and `clconv check
+//! --exhaustive` (see `clconv_verify::exhaustive`).
+
+use crate::args::{self, CheckArgs};
+use crate::progress::{ExhaustiveBar, Progress};
+use crate::{shown, stdout_error, Usage};
+use clconv::jit::{Jit, Tier, Tiering};
+use clconv::{Extensions, Request, Rounding};
+use clconv_verify::check::Checker;
+use clconv_verify::exhaustive::{self, ExhaustiveError, RunResult};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// The most random inputs per source type `check` takes: beyond this the input tables alone
+/// need gigabytes.
+const MAX_INPUTS: u64 = 1_000_000;
+
+/// `clconv check [FILTER] ...`: every request whose name contains FILTER against the reference
+/// on random and special inputs, on both JIT tiers unless `--tier` picks one; ends with the
+/// line `N passed, N failed`, status 1 if any failed.
+pub fn check(args: &CheckArgs) -> Result<ExitCode, Usage> {
+    if args.exhaustive {
+        return check_exhaustive(args);
+    }
+    if args.state.is_some() || args.reference_all {
+        return Err(Usage(
+            "--state and --reference-all go with --exhaustive".into(),
+        ));
+    }
+    let filter = args::filter("check", &args.filter)?;
+    let random = args::number("--inputs", args.inputs.as_deref(), 1000)?;
+    if random > MAX_INPUTS {
+        return Err(Usage(format!(
+            "--inputs is at most {MAX_INPUTS} (random inputs per source type), not {random}"
+        )));
+    }
+    let random = random as usize;
+    let seed = args::number("--seed", args.seed.as_deref(), 1)?;
+    let ext = Extensions::with_fp16();
+    // One JIT per tier, each compiling only that tier's code, so each check is of one tier.
+    let mut jits = Vec::new();
+    for tier in args::tiers(args.tier.as_deref())? {
+        let jit = Jit::with_options(args::flags(args.flags.as_deref())?, ext, Rounding::Rte)?;
+        jit.set_tiering(Tiering::only(tier));
+        jits.push((tier, jit));
+    }
+    let requests: Vec<Request> = Request::all(ext)
+        .into_iter()
+        .filter(|r| r.to_string().contains(filter) || r.mangled().contains(filter))
+        .collect();
+    if requests.is_empty() {
+        return Err(Usage(format!(
+            "no request's name contains {} (try `clconv list`)",
+            shown(filter)
+        )));
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(requests.len());
+    let progress = Progress::new(requests.len());
+    let results: Vec<(usize, usize, Vec<String>, Option<String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let jits = &jits;
+                let requests = &requests;
+                let progress = &progress;
+                s.spawn(move || {
+                    let mut checkers: Vec<(Tier, Checker)> = jits
+                        .iter()
+                        .map(|(tier, jit)| (*tier, Checker::new(jit.clone(), random, seed)))
+                        .collect();
+                    let (mut passed, mut failed, mut reports) = (0, 0, Vec::new());
+                    for r in requests.iter().skip(t).step_by(threads) {
+                        let mut ok = true;
+                        for (tier, checker) in &mut checkers {
+                            let tier = tier.name();
+                            match checker.check(r) {
+                                Ok(o) if o.mismatch_count == 0 => {}
+                                Ok(o) => {
+                                    ok = false;
+                                    reports.push(format!(
+                                        "FAILED {r} [{tier} tier]: {} mismatches",
+                                        o.mismatch_count
+                                    ));
+                                    reports.extend(o.mismatches.iter().map(|m| format!("  {m}")));
+                                }
+                                Err(e) => {
+                                    ok = false;
+                                    reports.push(format!("FAILED {r} [{tier} tier]: {e}"));
+                                }
+                            }
+                        }
+                        if ok {
+                            passed += 1;
+                        } else {
+                            failed += 1;
+                        }
+                        progress.tick(r);
+                    }
+                    (passed, failed, reports, None)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or((0, 1, vec![], Some("a checker thread panicked".into())))
+            })
+            .collect()
+    });
+    progress.finish();
+    let (mut passed, mut failed) = (0, 0);
+    for (p, f, reports, panic) in results {
+        passed += p;
+        failed += f;
+        for line in reports {
+            out!("{line}");
+        }
+        if let Some(p) = panic {
+            out!("FAILED: {p}");
+        }
+    }
+    out!("{passed} passed, {failed} failed");
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `clconv check --exhaustive [FILTER] ...`: see `clconv_verify::exhaustive`. A line per
+/// finished run on standard output, then the summary; status 1 if any run failed.
+fn check_exhaustive(args: &CheckArgs) -> Result<ExitCode, Usage> {
+    let filter = args::filter("check", &args.filter)?.to_string();
+    let inputs = match args.inputs.as_deref() {
+        None => None,
+        Some(n) => Some(args::number("--inputs", Some(n), 0)?),
+    };
+    // On a terminal an indicatif bar (fed by the run's progress events); otherwise the
+    // verifier's own plain lines.
+    let bar = ExhaustiveBar::on_terminal();
+    let options = exhaustive::Options {
+        filter,
+        flags: args::flags(args.flags.as_deref())?,
+        tier: args::tier(args.tier.as_deref())?,
+        inputs,
+        seed: args::number("--seed", args.seed.as_deref(), 1)?,
+        reference_all: args.reference_all,
+        threads: 0,
+        state: args.state.as_deref().map(Into::into),
+        progress: bar.is_none(),
+    };
+    let mut stdout = std::io::stdout().lock();
+    let mut report = |r: &RunResult| {
+        let mut write = || {
+            writeln!(stdout, "{r}")?;
+            stdout.flush()
+        };
+        match &bar {
+            // The bar leaves the terminal while the line is written.
+            Some(bar) => bar.suspend(write),
+            None => write(),
+        }
+    };
+    let summary = match &bar {
+        Some(bar) => exhaustive::run_with_progress(&options, &mut report, &|e| bar.event(e)),
+        None => exhaustive::run(&options, &mut report),
+    };
+    if let Some(bar) = &bar {
+        bar.finish();
+    }
+    let summary = summary.map_err(|e| match e {
+        ExhaustiveError::Output(io) => stdout_error(io),
+        other => Usage(other.to_string()),
+    })?;
+    writeln!(stdout, "{summary}").map_err(stdout_error)?;
+    Ok(if summary.failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,151 @@
+//! `clconv run FUNCTION` (a conversion) and `clconv run OP(TYPE)` (correctly rounded
+//! arithmetic): buffers through the JIT or the reference.
+
+use crate::args::{self, RunArgs};
+use crate::values::{format_vector, parse_values};
+use crate::{write_raw, Usage};
+use clconv::jit::{Jit, X64Flags};
+use clconv::{reference, Extensions, Request};
+use std::io::Read;
+use std::process::ExitCode;
+
+/// `clconv run`: an arithmetic request (`mul_rtz(float4)`, see `clconv::arith`) or a
+/// conversion, by the FUNCTION's name.
+pub fn run(args: &RunArgs) -> Result<ExitCode, Usage> {
+    let arith = args
+        .function
+        .first()
+        .is_some_and(|f| clconv::arith::ArithRequest::is_arith_name(f));
+    // The options of the other kind of run.
+    let foreign: &[(&str, bool)] = if arith {
+        &[("--fp16", args.fp16)]
+    } else {
+        &[
+            ("--input2", args.input2.is_some()),
+            ("--input3", args.input3.is_some()),
+            ("--values2", args.values2.is_some()),
+            ("--values3", args.values3.is_some()),
+        ]
+    };
+    if let Some((name, _)) = foreign.iter().find(|(_, given)| *given) {
+        return Err(Usage(format!(
+            "unknown option {name} for this command (see clconv --help)"
+        )));
+    }
+    if arith {
+        run_arith(args)
+    } else {
+        run_conversion(args)
+    }
+}
+
+/// `clconv run FUNCTION ...`: a conversion.
+fn run_conversion(args: &RunArgs) -> Result<ExitCode, Usage> {
+    let ext = args::ext(args.fp16);
+    let request = Request::parse(args::one_function(&args.function)?, ext)?;
+    let layout = args::layout(args.layout.as_deref())?;
+    let static_mode = args::static_mode(args.static_mode.as_deref())?;
+    let src: Vec<u8> = match (args.input.as_deref(), args.values.as_deref()) {
+        (Some(_), Some(_)) => return Err(Usage("give --input or --values, not both".into())),
+        (Some(path), None) if path != "-" => {
+            std::fs::read(path).map_err(|e| Usage(format!("cannot read {path}: {e}")))?
+        }
+        (_, Some(text)) => parse_values(text, request.src().elem)?,
+        _ => {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .map_err(|e| Usage(format!("cannot read standard input: {e}")))?;
+            buf
+        }
+    };
+    let vectors =
+        clconv::buffer::vector_count(&request, layout, src.len(), 0).or_else(|e| match e {
+            clconv::buffer::BufferError::DestinationSize { vectors, .. } => Ok(vectors),
+            other => Err(other),
+        })?;
+    let mut dst = vec![0u8; vectors * clconv::buffer::bytes_per_vector(request.dst(), layout)];
+    if args.reference {
+        reference::evaluate_with_mode(&request, layout, static_mode, &src, &mut dst)?;
+    } else {
+        let jit = Jit::with_options(X64Flags::Host, ext, static_mode)?;
+        jit.compile_request(&request)?
+            .run_bytes(layout, &src, &mut dst)?;
+    }
+    match args.output.as_deref() {
+        Some(path) => write_raw(path, &dst)?,
+        None => {
+            let stride = layout.stride(request.dst().width);
+            for v in 0..vectors {
+                let per = stride * request.dst().elem.bytes();
+                out!(
+                    "{}",
+                    format_vector(
+                        &dst[v * per..(v + 1) * per],
+                        request.dst().elem,
+                        request.dst().lanes()
+                    )
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `clconv run OP(TYPE) ...`: an arithmetic batch through the JIT (or the reference).
+fn run_arith(args: &RunArgs) -> Result<ExitCode, Usage> {
+    let request = clconv::arith::ArithRequest::parse(args::one_function(&args.function)?)?;
+    let layout = args::layout(args.layout.as_deref())?;
+    let static_mode = args::static_mode(args.static_mode.as_deref())?;
+    let elem = request.elem().scalar_type();
+    let arity = request.op().arity();
+    let sources = [
+        ("--input", "--values", &args.input, &args.values),
+        ("--input2", "--values2", &args.input2, &args.values2),
+        ("--input3", "--values3", &args.input3, &args.values3),
+    ];
+    let mut inputs = Vec::new();
+    for (k, (input, values, input_arg, values_arg)) in sources.into_iter().enumerate() {
+        let given = (input_arg.as_deref(), values_arg.as_deref());
+        if k >= arity {
+            if given != (None, None) {
+                return Err(Usage(format!(
+                    "{request} takes {arity} operand(s): drop {input}/{values}"
+                )));
+            }
+            continue;
+        }
+        inputs.push(match given {
+            (Some(path), None) => {
+                std::fs::read(path).map_err(|e| Usage(format!("cannot read {path}: {e}")))?
+            }
+            (None, Some(text)) => parse_values(text, elem)?,
+            (Some(_), Some(_)) => return Err(Usage(format!("give {input} or {values}, not both"))),
+            (None, None) => {
+                return Err(Usage(format!(
+                    "{request} needs {} from {input} or {values}",
+                    clconv::arith::operand_name(k)
+                )))
+            }
+        });
+    }
+    let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+    let mut dst = vec![0u8; inputs[0].len()];
+    if args.reference {
+        reference::arith::evaluate(&request, layout, static_mode, &refs, &mut dst)?;
+    } else {
+        let jit = Jit::with_options(X64Flags::Host, Extensions::default(), static_mode)?;
+        jit.compile_arith_request(&request)?
+            .run_bytes(layout, &refs, &mut dst)?;
+    }
+    match args.output.as_deref() {
+        Some(path) => write_raw(path, &dst)?,
+        None => {
+            let per = request.bytes_per_vector(layout);
+            for v in dst.chunks(per) {
+                out!("{}", format_vector(v, elem, request.width().lanes()));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
