@@ -16,7 +16,8 @@
 //! status: one correct rounding, not two. Values below float's normal range only need to stay
 //! nonzero with their sign, which round-to-odd guarantees.
 
-use super::{bitcast_le, half};
+use super::half;
+use super::values::bitcast_le;
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{types, InstBuilder, Value};
@@ -118,7 +119,7 @@ fn demote_f64_to_odd_bits(b: &mut FunctionBuilder, x: Value) -> Value {
 pub fn vector_promote(b: &mut FunctionBuilder, inputs: &[Value]) -> Vec<Value> {
     let mut out = Vec::with_capacity(inputs.len() * 2);
     for &v in inputs {
-        let high = crate::lower::lanes::high_half_to_low(b, v);
+        let high = super::lanes::high_half_to_low(b, v);
         out.push(b.ins().fvpromote_low(v));
         out.push(b.ins().fvpromote_low(high));
     }
@@ -128,7 +129,7 @@ pub fn vector_promote(b: &mut FunctionBuilder, inputs: &[Value]) -> Vec<Value> {
 /// Vector recipe `float_to_float.demote`: double -> float in any mode, two F64X2 per F32X4.
 pub fn vector_demote(
     b: &mut FunctionBuilder,
-    spec: &crate::lower::recipes::BlockSpec,
+    spec: &super::block::BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
     inputs
@@ -157,7 +158,7 @@ pub fn vector_demote(
 /// ```
 pub fn vector_demote_by_control(
     b: &mut FunctionBuilder,
-    _spec: &crate::lower::recipes::BlockSpec,
+    _spec: &super::block::BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
     inputs
@@ -174,7 +175,7 @@ pub fn vector_demote_by_control(
 /// +1 (away) on the float's bits, computed as 64-bit masks and moved to 32-bit lanes with the
 /// same shuffle that joins the two halves.
 pub fn demote_block(b: &mut FunctionBuilder, x0: Value, x1: Value, rounding: Rounding) -> Value {
-    use crate::lower::lanes::{join_low_halves, shuffle_bytes, splat_bits};
+    use super::lanes::{join_low_halves, shuffle_bytes, splat_bits};
     let r0 = b.ins().fvdemote(x0);
     let r1 = b.ins().fvdemote(x1);
     let r = join_low_halves(b, r0, r1);
@@ -184,8 +185,8 @@ pub fn demote_block(b: &mut FunctionBuilder, x0: Value, x1: Value, rounding: Rou
     let mut deltas = Vec::with_capacity(2);
     for (x, rx) in [(x0, r0), (x1, r1)] {
         let back = b.ins().fvpromote_low(rx);
-        let abs_x = crate::lower::lanes::abs(b, x);
-        let abs_back = crate::lower::lanes::abs(b, back);
+        let abs_x = super::lanes::abs(b, x);
+        let abs_back = super::lanes::abs(b, back);
         let away = b.ins().fcmp(FloatCC::GreaterThan, abs_back, abs_x);
         let toward = b.ins().fcmp(FloatCC::LessThan, abs_back, abs_x);
         let zero = splat_bits(b, types::F64X2, 0);
@@ -225,7 +226,7 @@ pub fn demote_block(b: &mut FunctionBuilder, x0: Value, x1: Value, rounding: Rou
 /// inexact): the first step of double -> half and long -> half, whose second rounding (to
 /// half, by the mode) is then exact. The vector form of `demote_f64_to_odd_bits`.
 pub fn demote_block_odd(b: &mut FunctionBuilder, x0: Value, x1: Value) -> Value {
-    use crate::lower::lanes::{join_low_halves, shuffle_bytes, splat_bits};
+    use super::lanes::{join_low_halves, shuffle_bytes, splat_bits};
     let r0 = b.ins().fvdemote(x0);
     let r1 = b.ins().fvdemote(x1);
     let r = join_low_halves(b, r0, r1);
@@ -233,8 +234,8 @@ pub fn demote_block_odd(b: &mut FunctionBuilder, x0: Value, x1: Value) -> Value 
     let mut inexacts = Vec::with_capacity(2);
     for (x, rx) in [(x0, r0), (x1, r1)] {
         let back = b.ins().fvpromote_low(rx);
-        let abs_x = crate::lower::lanes::abs(b, x);
-        let abs_back = crate::lower::lanes::abs(b, back);
+        let abs_x = super::lanes::abs(b, x);
+        let abs_back = super::lanes::abs(b, back);
         let away = b.ins().fcmp(FloatCC::GreaterThan, abs_back, abs_x);
         let toward = b.ins().fcmp(FloatCC::LessThan, abs_back, abs_x);
         inexacts.push(b.ins().bor(away, toward));

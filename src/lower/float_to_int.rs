@@ -10,8 +10,10 @@
 //! defines them as the `_sat` result, so the same code serves both and every target agrees.
 //! The trapping `fcvt_to_sint` is never emitted. half is widened to float first, exactly.
 
-use super::{half, int_const};
-use crate::lower::element_type;
+use super::half;
+use super::lanes::{round_vector, VectorRounding};
+use super::values::element_type;
+use super::values::int_const;
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -52,21 +54,6 @@ pub fn emit(
     b.ins().ireduce(dst_ty, clamped)
 }
 
-/// How a vector recipe rounds to an integral value before the saturating conversion.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VectorRounding {
-    /// `nearest`/`ceil`/`floor`: one `roundps`/`roundpd` with SSE4.1, `frint*` on aarch64.
-    Native,
-    /// No rounding instruction (x86-64 without SSE4.1, where Cranelift would call libm per
-    /// lane): the magic-number trick. For |x| < 2^p (p = 23 for float, 52 for double),
-    /// `(|x| + 2^p) - 2^p` rounds |x| to an integer in the hardware's default
-    /// nearest-even mode, because 2^p's ulp is 1; larger magnitudes are already integers and
-    /// NaN stays NaN. The sign is copied back (so -0.4 gives -0.0, which converts to 0).
-    /// floor/ceil step the nearest result by one where it landed on the wrong side of x; that
-    /// step is exact below 2^p.
-    Magic,
-}
-
 /// Vector recipes `float_to_int.round_native` and `float_to_int.round_magic`: float or double
 /// lanes to integers of at most 32 bits.
 ///
@@ -78,11 +65,11 @@ pub enum VectorRounding {
 /// clamps to exactly the destination range. NaN is 0 after the conversion and stays 0.
 pub fn vector(
     b: &mut FunctionBuilder,
-    spec: &crate::lower::recipes::BlockSpec,
+    spec: &super::block::BlockSpec,
     rounding_kind: VectorRounding,
     inputs: &[Value],
 ) -> Vec<Value> {
-    use crate::lower::lanes;
+    use super::lanes;
     let rounded: Vec<Value> = inputs
         .iter()
         .map(|&x| round_vector(b, x, spec.rounding, rounding_kind))
@@ -143,7 +130,7 @@ pub fn vector(
 /// 4. Pack to 16 and 8 bits; every value is already in range.
 pub fn vector_clamp_magic(
     b: &mut FunctionBuilder,
-    spec: &crate::lower::recipes::BlockSpec,
+    spec: &super::block::BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
     use crate::lower::{bitcast_le, lanes};
@@ -182,63 +169,4 @@ pub fn vector_clamp_magic(
         })
         .collect();
     lanes::narrow_to(b, ints, 32, spec.dst.bits(), Some(true))
-}
-
-pub(crate) fn round_vector(
-    b: &mut FunctionBuilder,
-    x: Value,
-    rounding: Rounding,
-    kind: VectorRounding,
-) -> Value {
-    if rounding == Rounding::Rtz {
-        return x; // the conversion truncates
-    }
-    if kind == VectorRounding::Native {
-        return match rounding {
-            Rounding::Rte => b.ins().nearest(x),
-            Rounding::Rtp => b.ins().ceil(x),
-            Rounding::Rtn => b.ins().floor(x),
-            Rounding::Rtz => x,
-        };
-    }
-    use crate::lower::lanes::splat_bits;
-    use cranelift_codegen::ir::condcodes::FloatCC;
-    let ty = b.func.dfg.value_type(x);
-    let (magic, one) = if ty == types::F32X4 {
-        (0x4b00_0000u64, 0x3f80_0000u64) // 2^23, 1.0
-    } else {
-        (0x4330_0000_0000_0000, 0x3ff0_0000_0000_0000) // 2^52, 1.0
-    };
-    let magic = splat_bits(b, ty, magic);
-    let abs = crate::lower::lanes::abs(b, x);
-    let sum = b.ins().fadd(abs, magic);
-    let integral = b.ins().fsub(sum, magic);
-    let small = b.ins().fcmp(FloatCC::LessThan, abs, magic);
-    let small = crate::lower::bitcast_le(b, ty, small);
-    let integral = b.ins().bitselect(small, integral, abs);
-    // Copy the sign back with bit operations: x64 has no vector `fcopysign`.
-    let ity = crate::lower::lanes::int_vector(ty.lane_bits());
-    let sign_mask = splat_bits(b, ity, 1u64 << (ty.lane_bits() - 1));
-    let x_bits = crate::lower::bitcast_le(b, ity, x);
-    let sign = b.ins().band(x_bits, sign_mask);
-    let integral = crate::lower::bitcast_le(b, ity, integral);
-    let nearest = b.ins().bor(integral, sign);
-    let nearest = crate::lower::bitcast_le(b, ty, nearest);
-    match rounding {
-        Rounding::Rte | Rounding::Rtz => nearest,
-        Rounding::Rtn => {
-            let one = splat_bits(b, ty, one);
-            let above = b.ins().fcmp(FloatCC::GreaterThan, nearest, x);
-            let above = crate::lower::bitcast_le(b, ty, above);
-            let lower = b.ins().fsub(nearest, one);
-            b.ins().bitselect(above, lower, nearest)
-        }
-        Rounding::Rtp => {
-            let one = splat_bits(b, ty, one);
-            let below = b.ins().fcmp(FloatCC::LessThan, nearest, x);
-            let below = crate::lower::bitcast_le(b, ty, below);
-            let higher = b.ins().fadd(nearest, one);
-            b.ins().bitselect(below, higher, nearest)
-        }
-    }
 }

@@ -25,8 +25,9 @@
 //! anything was cut off), then float -> half rounds by the mode. Round-to-odd with 24 >= 11 + 2
 //! bits makes the second rounding exact, so there is no double rounding.
 
-use super::{bitcast_le, half, int_const};
-use crate::lower::element_type;
+use super::half;
+use super::values::element_type;
+use super::values::{bitcast_le, int_const};
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, Type, Value};
@@ -248,10 +249,10 @@ fn to_half(b: &mut FunctionBuilder, src: ScalarType, rounding: Rounding, x: Valu
 /// I32X4 -> F64X2 conversion miscompiles there).
 pub fn vector_exact(
     b: &mut FunctionBuilder,
-    spec: &crate::lower::recipes::BlockSpec,
+    spec: &super::block::BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
-    use crate::lower::lanes;
+    use super::lanes;
     let src = spec.src;
     let signed = src.is_signed_integer();
     let ints = lanes::widen_to(b, inputs.to_vec(), src.bits(), 32, signed);
@@ -282,7 +283,7 @@ pub fn vector_exact(
 /// I32X4 -> F32X4 (`cvtdq2ps`; `vcvtudq2ps` for uint with AVX-512VL).
 pub fn vector_native_rte(
     b: &mut FunctionBuilder,
-    spec: &crate::lower::recipes::BlockSpec,
+    spec: &super::block::BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
     inputs
@@ -326,10 +327,10 @@ pub fn vector_native_rte(
 /// ```
 pub fn vector_convert_back(
     b: &mut FunctionBuilder,
-    spec: &crate::lower::recipes::BlockSpec,
+    spec: &super::block::BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
-    use crate::lower::lanes::splat_bits;
+    use super::lanes::splat_bits;
     if spec.rounding == Rounding::Rte {
         return vector_native_rte(b, spec, inputs);
     }
@@ -405,7 +406,7 @@ pub fn vector_convert_back(
 /// ```
 pub fn vector_by_control(
     b: &mut FunctionBuilder,
-    spec: &crate::lower::recipes::BlockSpec,
+    spec: &super::block::BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
     if spec.src.bits() == 32 {
@@ -440,7 +441,7 @@ pub fn vector_by_control(
 
 /// `v` (F32X4 or F64X2) with every lane's sign bit cleared.
 fn clear_sign(b: &mut FunctionBuilder, v: Value) -> Value {
-    use crate::lower::lanes::{int_vector, splat_bits};
+    use super::lanes::{int_vector, splat_bits};
     let fty = b.func.dfg.value_type(v);
     let ity = int_vector(fty.lane_bits());
     let magnitude = splat_bits(b, ity, (1 << (fty.lane_bits() - 1)) - 1);
@@ -467,10 +468,10 @@ fn clear_sign(b: &mut FunctionBuilder, v: Value) -> Value {
 /// Hard inputs: 2^24 + 1, 2^32 - 1, 2^32 + 2^8 - 1, 2^56 - 1, ULONG_MAX, 0.
 pub fn vector_ulong_halves_by_control(
     b: &mut FunctionBuilder,
-    _spec: &crate::lower::recipes::BlockSpec,
+    _spec: &super::block::BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
-    use crate::lower::lanes::{shuffle_bytes, splat_bits};
+    use super::lanes::{shuffle_bytes, splat_bits};
     // Dwords 0 and 2 of each input (the low halves), resp. 1 and 3 (the high halves).
     let dwords = |first: u8| -> [u8; 16] {
         let mut mask = [0u8; 16];
@@ -499,7 +500,7 @@ pub fn vector_ulong_halves_by_control(
 
 /// `v` (F32X4 or F64X2) with -0 lanes made +0.
 fn clear_sign_of_zero(b: &mut FunctionBuilder, v: Value) -> Value {
-    use crate::lower::lanes::{int_vector, splat_bits};
+    use super::lanes::{int_vector, splat_bits};
     use cranelift_codegen::ir::condcodes::FloatCC;
     let fty = b.func.dfg.value_type(v);
     let ity = int_vector(fty.lane_bits());
@@ -531,7 +532,7 @@ fn clear_sign_of_zero(b: &mut FunctionBuilder, v: Value) -> Value {
 /// 2^64 exactly, err = -1: rtz/rtn step down to the largest double below), 0 (s = +0).
 pub fn vector_split_sum(
     b: &mut FunctionBuilder,
-    spec: &crate::lower::recipes::BlockSpec,
+    spec: &super::block::BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
     if spec.src.bits() == 32 {
@@ -569,7 +570,7 @@ pub fn vector_split_sum(
 }
 
 pub(crate) fn split_sum_32(b: &mut FunctionBuilder, src: ScalarType, x: Value) -> (Value, Value) {
-    use crate::lower::lanes::splat_bits;
+    use super::lanes::splat_bits;
     let hi_mask = splat_bits(b, types::I32X4, 0xffff_0000);
     let lo_mask = splat_bits(b, types::I32X4, 0xffff);
     let hi = b.ins().band(x, hi_mask);
@@ -584,7 +585,7 @@ pub(crate) fn split_sum_32(b: &mut FunctionBuilder, src: ScalarType, x: Value) -
 }
 
 pub(crate) fn split_sum_64(b: &mut FunctionBuilder, src: ScalarType, x: Value) -> (Value, Value) {
-    use crate::lower::lanes::splat_bits;
+    use super::lanes::splat_bits;
     let low32 = splat_bits(b, types::I64X2, 0xffff_ffff);
     let lo = b.ins().band(x, low32);
     let two52 = splat_bits(b, types::I64X2, 0x4330_0000_0000_0000);
@@ -616,7 +617,7 @@ pub(crate) fn split_sum_64(b: &mut FunctionBuilder, src: ScalarType, x: Value) -
 /// magic-exponent form of lo. x = 0 gives -2^52 + 2^52 = +0 (-0 when rounding down:
 /// [`vector_by_control`]).
 fn sum_64_nearest(b: &mut FunctionBuilder, src: ScalarType, x: Value) -> Value {
-    use crate::lower::lanes::splat_bits;
+    use super::lanes::splat_bits;
     let low32 = splat_bits(b, types::I64X2, 0xffff_ffff);
     let lo = b.ins().band(x, low32);
     let two52 = splat_bits(b, types::I64X2, 0x4330_0000_0000_0000);
@@ -651,7 +652,7 @@ fn fast_two_sum(b: &mut FunctionBuilder, a: Value, c: Value) -> (Value, Value) {
 /// `s` is nonzero wherever `err` is, so moving its bit pattern by one is a one-ulp step
 /// (+1 is away from zero, -1 toward it, for either sign).
 pub fn step_by_error(b: &mut FunctionBuilder, s: Value, err: Value, rounding: Rounding) -> Value {
-    use crate::lower::lanes::{int_vector, splat_bits};
+    use super::lanes::{int_vector, splat_bits};
     use cranelift_codegen::ir::condcodes::FloatCC;
     if rounding == Rounding::Rte {
         return s;
@@ -692,7 +693,7 @@ pub fn step_by_error(b: &mut FunctionBuilder, s: Value, err: Value, rounding: Ro
 /// `s + err` rounded to odd, from the nearest-even `s` and its exact error (F32X4 or F64X2):
 /// when inexact and `s` is even, the odd neighbour toward the exact value.
 pub(crate) fn round_to_odd(b: &mut FunctionBuilder, s: Value, err: Value) -> Value {
-    use crate::lower::lanes::{int_vector, splat_bits};
+    use super::lanes::{int_vector, splat_bits};
     use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
     let fty = b.func.dfg.value_type(s);
     let ity = int_vector(fty.lane_bits());

@@ -6,8 +6,8 @@
 //! destination's bounds fit the wider source, and a wider destination needs at most the
 //! "negative -> 0" clamp. Rounding modifiers are accepted and have no effect.
 
-use super::int_const;
-use crate::lower::element_type;
+use super::values::element_type;
+use super::values::int_const;
 use crate::types::ScalarType;
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -83,10 +83,10 @@ fn resize(
 /// source's signedness (`swiden`/`uwiden`).
 pub fn vector(
     b: &mut FunctionBuilder,
-    spec: &crate::lower::recipes::BlockSpec,
+    spec: &super::block::BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
-    use crate::lower::lanes;
+    use super::lanes;
     let (src, dst) = (spec.src, spec.dst);
     let (sb, db) = (src.bits(), dst.bits());
     let vty = lanes::int_vector(sb);

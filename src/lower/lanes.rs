@@ -4,14 +4,14 @@
 //! `snarrow`/`unarrow` from I32X4 and I16X8 (never from I64X2, which x64 refuses), `swiden`/
 //! `uwiden`, and `shuffle` on I8X16.
 
-use super::bitcast_le;
-use crate::types::ScalarType;
+use super::values::bitcast_le;
+use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::{types, ConstantData, InstBuilder, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
 /// The 128-bit vector type of `t`'s lanes (half: I16X8 bits).
 pub fn vector_of(t: ScalarType) -> Type {
-    super::vector_parts(crate::types::VectorType::scalar(t)).0
+    super::values::vector_parts(crate::types::VectorType::scalar(t)).0
 }
 
 /// |x| for an F32X4 or F64X2, as an AND with a splat constant: x64 lowers vector `fabs` by
@@ -22,9 +22,9 @@ pub fn abs(b: &mut FunctionBuilder, x: Value) -> Value {
     let lane_bits = fty.lane_bits();
     let ity = int_vector(lane_bits);
     let mask = splat_bits(b, ity, (1u64 << (lane_bits - 1)) - 1);
-    let bits = super::bitcast_le(b, ity, x);
+    let bits = super::values::bitcast_le(b, ity, x);
     let abs = b.ins().band(bits, mask);
-    super::bitcast_le(b, fty, abs)
+    super::values::bitcast_le(b, fty, abs)
 }
 
 /// The integer vector type with `bits`-wide lanes.
@@ -41,7 +41,7 @@ pub fn int_vector(bits: u32) -> Type {
 pub fn splat_bits(b: &mut FunctionBuilder, ty: Type, bits: u64) -> Value {
     let lane = ty.lane_type();
     let int_lane = types::Type::int(lane.bits() as u16).expect("lane width");
-    let scalar = super::int_const(b, int_lane, bits as i128);
+    let scalar = super::values::int_const(b, int_lane, bits as i128);
     let v = b.ins().splat(int_vector(lane.bits()), scalar);
     bitcast_le(b, ty, v)
 }
@@ -184,4 +184,80 @@ pub fn join_low_halves(b: &mut FunctionBuilder, a: Value, c: Value) -> Value {
     }
     let s = shuffle_bytes(b, a, c, mask);
     bitcast_le(b, ty, s)
+}
+
+/// How a vector recipe rounds to an integral value before the saturating conversion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorRounding {
+    /// `nearest`/`ceil`/`floor`: one `roundps`/`roundpd` with SSE4.1, `frint*` on aarch64.
+    Native,
+    /// No rounding instruction (x86-64 without SSE4.1, where Cranelift would call libm per
+    /// lane): the magic-number trick. For |x| < 2^p (p = 23 for float, 52 for double),
+    /// `(|x| + 2^p) - 2^p` rounds |x| to an integer in the hardware's default
+    /// nearest-even mode, because 2^p's ulp is 1; larger magnitudes are already integers and
+    /// NaN stays NaN. The sign is copied back (so -0.4 gives -0.0, which converts to 0).
+    /// floor/ceil step the nearest result by one where it landed on the wrong side of x; that
+    /// step is exact below 2^p.
+    Magic,
+}
+
+/// Rounds float lanes to integral values by `rounding` (rtz: unchanged, the conversion
+/// truncates), with the native instructions or the magic constant (see [`VectorRounding`]).
+pub fn round_vector(
+    b: &mut FunctionBuilder,
+    x: Value,
+    rounding: Rounding,
+    kind: VectorRounding,
+) -> Value {
+    if rounding == Rounding::Rtz {
+        return x; // the conversion truncates
+    }
+    if kind == VectorRounding::Native {
+        return match rounding {
+            Rounding::Rte => b.ins().nearest(x),
+            Rounding::Rtp => b.ins().ceil(x),
+            Rounding::Rtn => b.ins().floor(x),
+            Rounding::Rtz => x,
+        };
+    }
+    use super::lanes::splat_bits;
+    use cranelift_codegen::ir::condcodes::FloatCC;
+    let ty = b.func.dfg.value_type(x);
+    let (magic, one) = if ty == types::F32X4 {
+        (0x4b00_0000u64, 0x3f80_0000u64) // 2^23, 1.0
+    } else {
+        (0x4330_0000_0000_0000, 0x3ff0_0000_0000_0000) // 2^52, 1.0
+    };
+    let magic = splat_bits(b, ty, magic);
+    let abs = super::lanes::abs(b, x);
+    let sum = b.ins().fadd(abs, magic);
+    let integral = b.ins().fsub(sum, magic);
+    let small = b.ins().fcmp(FloatCC::LessThan, abs, magic);
+    let small = super::values::bitcast_le(b, ty, small);
+    let integral = b.ins().bitselect(small, integral, abs);
+    // Copy the sign back with bit operations: x64 has no vector `fcopysign`.
+    let ity = super::lanes::int_vector(ty.lane_bits());
+    let sign_mask = splat_bits(b, ity, 1u64 << (ty.lane_bits() - 1));
+    let x_bits = super::values::bitcast_le(b, ity, x);
+    let sign = b.ins().band(x_bits, sign_mask);
+    let integral = super::values::bitcast_le(b, ity, integral);
+    let nearest = b.ins().bor(integral, sign);
+    let nearest = super::values::bitcast_le(b, ty, nearest);
+    match rounding {
+        Rounding::Rte | Rounding::Rtz => nearest,
+        Rounding::Rtn => {
+            let one = splat_bits(b, ty, one);
+            let above = b.ins().fcmp(FloatCC::GreaterThan, nearest, x);
+            let above = super::values::bitcast_le(b, ty, above);
+            let lower = b.ins().fsub(nearest, one);
+            b.ins().bitselect(above, lower, nearest)
+        }
+        Rounding::Rtp => {
+            let one = splat_bits(b, ty, one);
+            let below = b.ins().fcmp(FloatCC::LessThan, nearest, x);
+            let below = super::values::bitcast_le(b, ty, below);
+            let higher = b.ins().fadd(nearest, one);
+            b.ins().bitselect(below, higher, nearest)
+        }
+    }
 }

@@ -6,7 +6,13 @@
 //! - float/half -> integer: [`float_to_int`]
 //! - integer -> float/half (e.g. `convert_float_rtp(long)`): [`int_to_float`]
 //! - float/half -> float/half: [`float_to_float`]
-//! - the bit-level half <-> float sequences both of those use: [`half`]
+//! - the vector recipes from or to half, which combine the classes above: [`half_vector`]
+//! - which recipe names which code (what `lowering-tables/` rows refer to): [`recipes`]
+//!
+//! What the class files share lives in modules beneath them, never in each other: the
+//! bit-level half <-> float sequences ([`half`]), lane shapes, constants and vector rounding
+//! ([`lanes`]), the element and vector types and constructors (`values`), and what a recipe
+//! converts ([`recipes::BlockSpec`]). `tests/lower_imports.rs` keeps the imports acyclic.
 //!
 //! # Value conventions
 //!
@@ -29,19 +35,25 @@
 //! - `fcvt_from_sint` I32X4 -> F64X2 and I64X2 -> F32X2 (x64 miscompiles them silently).
 //! - scalar `fcvt_to_*_sat` to I8/I16 and any F16 arithmetic (x64 panics in lowering).
 
+mod block;
 pub mod float_to_float;
 pub mod float_to_int;
 pub mod half;
+pub mod half_vector;
 pub mod int_to_float;
 pub mod int_to_int;
 pub mod lanes;
 pub mod recipes;
 pub mod rounded_arith;
+mod values;
 pub mod vstore_half;
 
+pub(crate) use values::{bitcast_le, int_const, zero_scalar};
+pub use values::{element_type, vector_parts};
+
 use crate::request::{Conversion, Reinterpretation, Request, RequestError};
-use crate::types::{Extensions, Rounding, ScalarType, VectorType};
-use cranelift_codegen::ir::{types, Endianness, InstBuilder, MemFlagsData, Type, Value};
+use crate::types::{Extensions, Rounding, VectorType};
+use cranelift_codegen::ir::{InstBuilder, Type, Value};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_frontend::FunctionBuilder;
 
@@ -100,44 +112,6 @@ pub enum LowerError {
         /// The request.
         request: String,
     },
-}
-
-/// The Cranelift type of one element of `t` in the builder API (half: I16 bits).
-///
-/// ```
-/// use clconv::{lower::element_type, ScalarType};
-/// use cranelift_codegen::ir::types;
-/// assert_eq!(element_type(ScalarType::UChar), types::I8);
-/// assert_eq!(element_type(ScalarType::Half), types::I16);
-/// assert_eq!(element_type(ScalarType::Double), types::F64);
-/// ```
-pub fn element_type(t: ScalarType) -> Type {
-    match t {
-        ScalarType::Char | ScalarType::UChar => types::I8,
-        ScalarType::Short | ScalarType::UShort | ScalarType::Half => types::I16,
-        ScalarType::Int | ScalarType::UInt => types::I32,
-        ScalarType::Long | ScalarType::ULong => types::I64,
-        ScalarType::Float => types::F32,
-        ScalarType::Double => types::F64,
-    }
-}
-
-/// The 128-bit Cranelift vector type and the number of them that carry one OpenCL value of `t`.
-///
-/// ```
-/// use clconv::{lower::vector_parts, ScalarType, VectorType, Width};
-/// use cranelift_codegen::ir::types;
-/// assert_eq!(vector_parts(VectorType::new(ScalarType::Double, Width::W8)), (types::F64X2, 4));
-/// assert_eq!(vector_parts(VectorType::new(ScalarType::Int, Width::W3)), (types::I32X4, 1));
-/// assert_eq!(vector_parts(VectorType::new(ScalarType::Char, Width::W2)), (types::I8X16, 1));
-/// ```
-pub fn vector_parts(t: VectorType) -> (Type, usize) {
-    let lane = element_type(t.elem);
-    let per_part = 16 / t.elem.bytes();
-    let vector = lane
-        .by(per_part as u32)
-        .expect("128-bit vector of a scalar type");
-    (vector, t.byte_size().div_ceil(16))
 }
 
 /// Lowers conversions into a caller's [`FunctionBuilder`].
@@ -624,36 +598,4 @@ pub(crate) fn emit_element(
         (false, true) => int_to_float::emit(b, src, dst, rounding, x),
         (true, true) => float_to_float::emit(b, src, dst, rounding, x),
     }
-}
-
-/// A zero of scalar type `ty`.
-pub(crate) fn zero_scalar(b: &mut FunctionBuilder, ty: Type) -> Value {
-    match ty {
-        types::F32 => b.ins().f32const(0.0),
-        types::F64 => b.ins().f64const(0.0),
-        _ => b.ins().iconst(ty, 0),
-    }
-}
-
-/// An integer constant of type `ty` from its bits (masked to the type, as the verifier wants).
-pub(crate) fn int_const(b: &mut FunctionBuilder, ty: Type, value: i128) -> Value {
-    let bits = ty.bits();
-    let masked = if bits >= 64 {
-        value as u64 as i64
-    } else {
-        (value as u64 & ((1u64 << bits) - 1)) as i64
-    };
-    b.ins().iconst(ty, masked)
-}
-
-/// A little-endian `bitcast` (a lane-count change needs an explicit byte order).
-pub(crate) fn bitcast_le(b: &mut FunctionBuilder, ty: Type, x: Value) -> Value {
-    if b.func.dfg.value_type(x) == ty {
-        return x;
-    }
-    b.ins().bitcast(
-        ty,
-        MemFlagsData::new().with_endianness(Endianness::Little),
-        x,
-    )
 }

@@ -10,90 +10,11 @@
 //! the per-element sequence, which every target can run: the optimised kernel unrolls it a few
 //! elements per iteration, the same way (`kernel::scalar_elements_per_iteration`).
 
-use crate::lower::{float_to_float, float_to_int, half, int_to_float, int_to_int};
+pub use super::block::{BlockSpec, Class};
+use super::{float_to_float, float_to_int, half_vector, int_to_float, int_to_int, lanes};
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::Value;
 use cranelift_frontend::FunctionBuilder;
-
-/// One element conversion as a recipe sees it: types, `_sat`, and the effective rounding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct BlockSpec {
-    /// Source element type.
-    pub src: ScalarType,
-    /// Destination element type.
-    pub dst: ScalarType,
-    /// `_sat`.
-    pub saturate: bool,
-    /// The rounding that applies (static mode and defaults already resolved).
-    pub rounding: Rounding,
-}
-
-impl BlockSpec {
-    /// The conversion class: `int_to_int`, `float_to_int`, `int_to_float`, `float_to_float`,
-    /// or `identity` (same source and destination type).
-    pub fn class(&self) -> Class {
-        if self.src == self.dst {
-            return Class::Identity;
-        }
-        match (self.src.is_float(), self.dst.is_float()) {
-            (false, false) => Class::IntToInt,
-            (true, false) => Class::FloatToInt,
-            (false, true) => Class::IntToFloat,
-            (true, true) => Class::FloatToFloat,
-        }
-    }
-
-    /// Elements per vector block: 16 bytes of the narrower side.
-    pub fn block_elements(&self) -> usize {
-        16 / self.src.bytes().min(self.dst.bytes())
-    }
-}
-
-/// A conversion class, as the tables name it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Class {
-    /// integer -> integer.
-    IntToInt,
-    /// float/half -> integer.
-    FloatToInt,
-    /// integer -> float/half.
-    IntToFloat,
-    /// float/half -> float/half.
-    FloatToFloat,
-    /// `convert_T(T)`: the bits unchanged.
-    Identity,
-    /// `as_*`.
-    Reinterpret,
-}
-
-impl Class {
-    /// Every class.
-    pub const ALL: [Class; 6] = [
-        Class::IntToInt,
-        Class::FloatToInt,
-        Class::IntToFloat,
-        Class::FloatToFloat,
-        Class::Identity,
-        Class::Reinterpret,
-    ];
-
-    /// The name in the tables.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Class::IntToInt => "int_to_int",
-            Class::FloatToInt => "float_to_int",
-            Class::IntToFloat => "int_to_float",
-            Class::FloatToFloat => "float_to_float",
-            Class::Identity => "identity",
-            Class::Reinterpret => "reinterpret",
-        }
-    }
-
-    /// The class named `name`.
-    pub fn from_name(name: &str) -> Option<Class> {
-        Class::ALL.into_iter().find(|c| c.name() == name)
-    }
-}
 
 /// Emits one block: vectors of the source lanes in, vectors of the destination lanes out.
 pub type EmitBlock = fn(&mut FunctionBuilder, &BlockSpec, &[Value]) -> Vec<Value>;
@@ -194,11 +115,11 @@ fn demote_supported(s: &BlockSpec) -> bool {
 }
 
 fn round_native(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
-    float_to_int::vector(b, s, float_to_int::VectorRounding::Native, v)
+    float_to_int::vector(b, s, lanes::VectorRounding::Native, v)
 }
 
 fn round_magic(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
-    float_to_int::vector(b, s, float_to_int::VectorRounding::Magic, v)
+    float_to_int::vector(b, s, lanes::VectorRounding::Magic, v)
 }
 
 fn half_supported(s: &BlockSpec) -> bool {
@@ -208,11 +129,11 @@ fn half_supported(s: &BlockSpec) -> bool {
 }
 
 fn half_native(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
-    half::vector(b, s, float_to_int::VectorRounding::Native, v)
+    half_vector::vector(b, s, lanes::VectorRounding::Native, v)
 }
 
 fn half_magic(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
-    half::vector(b, s, float_to_int::VectorRounding::Magic, v)
+    half_vector::vector(b, s, lanes::VectorRounding::Magic, v)
 }
 
 fn promote(b: &mut FunctionBuilder, _: &BlockSpec, v: &[Value]) -> Vec<Value> {

@@ -117,7 +117,8 @@
 //! `benches/rounded_arith.rs`). The code assumes the default floating-point environment that Rust
 //! programs run in: round to nearest, no flush-to-zero or denormals-are-zero.
 
-use super::{bitcast_le, Lowering};
+use super::values::bitcast_le;
+use super::Lowering;
 use crate::arith::ArithOp;
 use crate::types::Rounding;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -470,7 +471,7 @@ impl Emitter<'_, '_> {
     /// An integer constant of the bit-pattern type.
     fn int(&mut self, v: i64) -> Value {
         let lane = self.f.int.lane_type();
-        let scalar = super::int_const(self.b, lane, i128::from(v));
+        let scalar = super::values::int_const(self.b, lane, i128::from(v));
         if self.f.vector {
             self.b.ins().splat(self.f.int, scalar)
         } else {

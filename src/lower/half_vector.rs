@@ -1,0 +1,93 @@
+//! The vector recipes `half.round_native` and `half.round_magic`: every conversion from or to
+//! half (except half -> long/ulong) as a stream of F32X4 values. It combines the other classes'
+//! block sequences, so it sits above them: nothing but `recipes` depends on it.
+
+use super::block::BlockSpec;
+use super::half::{f32x4_to_half, half_to_f32x4};
+use super::lanes::VectorRounding;
+use super::{float_to_float, float_to_int, int_to_float, lanes};
+use crate::types::ScalarType;
+use cranelift_codegen::ir::{types, InstBuilder, Value};
+use cranelift_frontend::FunctionBuilder;
+
+/// Vector recipes `half.round_native` and `half.round_magic`: every conversion from or to half
+/// (except half -> long/ulong), through a stream of F32X4 values.
+///
+/// 1. Source to float, exactly or rounded to odd: half by [`half_to_f32x4`] (exact); 8/16-bit
+///    integers by a widening conversion (exact); 32-bit integers by the split sum rounded to
+///    odd; 64-bit integers by the split sum to double rounded to odd, then to float rounded
+///    to odd; double by [`float_to_float::demote_block_odd`]. Round-to-odd at 24 bits
+///    keeps the final rounding to half's 11 bits exact (24 >= 11 + 2), and odd-then-odd at
+///    53 then 24 bits is odd at 24 bits.
+/// 2. Float to the destination: half by [`f32x4_to_half`] and a 32 -> 16-bit lane narrowing;
+///    float as is; double by `fvpromote_low`; integers by the float -> integer recipe.
+///
+/// `kind` says how step 2 rounds to integers (the native instruction or the magic constant).
+pub fn vector(
+    b: &mut FunctionBuilder,
+    spec: &BlockSpec,
+    kind: VectorRounding,
+    inputs: &[Value],
+) -> Vec<Value> {
+    let src = spec.src;
+    let floats: Vec<Value> = match src {
+        ScalarType::Half => {
+            let mut out = Vec::with_capacity(inputs.len() * 2);
+            for &v in inputs {
+                for wide in [b.ins().uwiden_low(v), b.ins().uwiden_high(v)] {
+                    out.push(half_to_f32x4(b, wide));
+                }
+            }
+            out
+        }
+        ScalarType::Float => inputs.to_vec(),
+        ScalarType::Double => inputs
+            .chunks(2)
+            .map(|p| float_to_float::demote_block_odd(b, p[0], p[1]))
+            .collect(),
+        t if t.bits() <= 16 => {
+            lanes::widen_to(b, inputs.to_vec(), t.bits(), 32, t.is_signed_integer())
+                .into_iter()
+                .map(|v| b.ins().fcvt_from_sint(types::F32X4, v))
+                .collect()
+        }
+        t if t.bits() == 32 => inputs
+            .iter()
+            .map(|&x| {
+                let (s, err) = int_to_float::split_sum_32(b, t, x);
+                int_to_float::round_to_odd(b, s, err)
+            })
+            .collect(),
+        t => {
+            let doubles: Vec<Value> = inputs
+                .iter()
+                .map(|&x| {
+                    let (s, err) = int_to_float::split_sum_64(b, t, x);
+                    int_to_float::round_to_odd(b, s, err)
+                })
+                .collect();
+            doubles
+                .chunks(2)
+                .map(|p| float_to_float::demote_block_odd(b, p[0], p[1]))
+                .collect()
+        }
+    };
+    match spec.dst {
+        ScalarType::Half => {
+            let halves: Vec<Value> = floats
+                .into_iter()
+                .map(|f| f32x4_to_half(b, f, spec.rounding, kind))
+                .collect();
+            lanes::narrow_to(b, halves, 32, 16, None)
+        }
+        ScalarType::Float => floats,
+        ScalarType::Double => float_to_float::vector_promote(b, &floats),
+        _ => {
+            let as_float = BlockSpec {
+                src: ScalarType::Float,
+                ..*spec
+            };
+            float_to_int::vector(b, &as_float, kind, &floats)
+        }
+    }
+}

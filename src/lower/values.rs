@@ -1,0 +1,77 @@
+//! Cranelift values as the builder API carries them: the element and vector types of each
+//! OpenCL type, and the small constructors every conversion class uses. A leaf: it depends on
+//! no other lowering module, so the class files can share it without depending on each other.
+
+use crate::types::{ScalarType, VectorType};
+use cranelift_codegen::ir::{types, Endianness, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_frontend::FunctionBuilder;
+
+/// The Cranelift type of one element of `t` in the builder API (half: I16 bits).
+///
+/// ```
+/// use clconv::{lower::element_type, ScalarType};
+/// use cranelift_codegen::ir::types;
+/// assert_eq!(element_type(ScalarType::UChar), types::I8);
+/// assert_eq!(element_type(ScalarType::Half), types::I16);
+/// assert_eq!(element_type(ScalarType::Double), types::F64);
+/// ```
+pub fn element_type(t: ScalarType) -> Type {
+    match t {
+        ScalarType::Char | ScalarType::UChar => types::I8,
+        ScalarType::Short | ScalarType::UShort | ScalarType::Half => types::I16,
+        ScalarType::Int | ScalarType::UInt => types::I32,
+        ScalarType::Long | ScalarType::ULong => types::I64,
+        ScalarType::Float => types::F32,
+        ScalarType::Double => types::F64,
+    }
+}
+
+/// The 128-bit Cranelift vector type and the number of them that carry one OpenCL value of `t`.
+///
+/// ```
+/// use clconv::{lower::vector_parts, ScalarType, VectorType, Width};
+/// use cranelift_codegen::ir::types;
+/// assert_eq!(vector_parts(VectorType::new(ScalarType::Double, Width::W8)), (types::F64X2, 4));
+/// assert_eq!(vector_parts(VectorType::new(ScalarType::Int, Width::W3)), (types::I32X4, 1));
+/// assert_eq!(vector_parts(VectorType::new(ScalarType::Char, Width::W2)), (types::I8X16, 1));
+/// ```
+pub fn vector_parts(t: VectorType) -> (Type, usize) {
+    let lane = element_type(t.elem);
+    let per_part = 16 / t.elem.bytes();
+    let vector = lane
+        .by(per_part as u32)
+        .expect("128-bit vector of a scalar type");
+    (vector, t.byte_size().div_ceil(16))
+}
+
+/// A zero of scalar type `ty`.
+pub(crate) fn zero_scalar(b: &mut FunctionBuilder, ty: Type) -> Value {
+    match ty {
+        types::F32 => b.ins().f32const(0.0),
+        types::F64 => b.ins().f64const(0.0),
+        _ => b.ins().iconst(ty, 0),
+    }
+}
+
+/// An integer constant of type `ty` from its bits (masked to the type, as the verifier wants).
+pub(crate) fn int_const(b: &mut FunctionBuilder, ty: Type, value: i128) -> Value {
+    let bits = ty.bits();
+    let masked = if bits >= 64 {
+        value as u64 as i64
+    } else {
+        (value as u64 & ((1u64 << bits) - 1)) as i64
+    };
+    b.ins().iconst(ty, masked)
+}
+
+/// A little-endian `bitcast` (a lane-count change needs an explicit byte order).
+pub(crate) fn bitcast_le(b: &mut FunctionBuilder, ty: Type, x: Value) -> Value {
+    if b.func.dfg.value_type(x) == ty {
+        return x;
+    }
+    b.ins().bitcast(
+        ty,
+        MemFlagsData::new().with_endianness(Endianness::Little),
+        x,
+    )
+}
