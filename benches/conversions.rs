@@ -9,6 +9,7 @@
 //! CLCONV_BENCH_PAIRED=0 cargo bench --bench conversions     # no interleaved ratio rounds
 //! CLCONV_BENCH_DIAG=1 cargo bench --bench conversions -- 64MiB  # + the 64 MiB diagnostics
 //! cargo bench --bench conversions -- 'convert_int4\('      # a criterion filter
+//! CLCONV_BENCH_SWEEP=1 cargo bench --bench conversions     # only the size sweep, ~2 minutes
 //! ```
 //!
 //! For each of ten conversions and each source size (4 KiB, 256 KiB, 64 MiB) it times, in one
@@ -41,6 +42,19 @@
 //! compile latencies (per kernel: a fresh `Jit` per sample, so nothing is cached; tiered, as
 //! `Jit::new` compiles, and optimised only), the quick tier's speed against the optimised
 //! tier's, and the time to compile the whole matrix into one `Jit`.
+//!
+//! `CLCONV_BENCH_SWEEP=1` runs only the sweep behind the README's plot
+//! (`scripts/plot_throughput.py` draws `docs/throughput.svg` from it): for
+//! `convert_uchar4_sat_rte(float4)`, `convert_int4_sat_rte(float4)` and
+//! `convert_float2_rtn(ulong2)`, at source sizes from 1 KiB to 64 MiB (doubling), the kernel
+//! on one thread (`Threads::Exactly(1)`), `rust-default` and `memcpy`, after the same bit-for-bit
+//! checks, timed in 105 interleaved rounds each (five passes over everything, so that a burst
+//! of load spoils few of a size's rounds); it writes every series' medians (ns,
+//! elements/ns, GB/s of bytes read plus written, the kernel's per-round speed-up) to
+//! `target/bench-sweep.csv` and prints them as a Markdown table. Below about 32 KiB the Rust
+//! loop is faster than above because it branches on the data (glibc's `roundevenf`, the
+//! directed-rounding fix-up) and the branch predictor learns a small buffer converted thousands
+//! of times over: on fresh data float -> uchar's loop takes about 8 ns per element at any size.
 //!
 //! Warm-up and measurement times default to 0.5 s and 1.5 s; criterion's `--warm-up-time` and
 //! `--measurement-time` override them.
@@ -529,6 +543,50 @@ fn assert_same<T: Element + std::fmt::Debug>(what: &str, name: &str, a: &[T], b:
     );
 }
 
+/// Correctness first: runs `kernel` into `dst` and, when `with_reference` (the interpreter is
+/// soft-float, so only up to 256 KiB), compares that with the reference interpreter's output.
+fn check_kernel<C: Case>(
+    kernel: &clconv::jit::Kernel,
+    src: &[C::S],
+    dst: &mut [C::D],
+    with_reference: bool,
+) {
+    kernel.run(src, dst).unwrap();
+    if with_reference {
+        let request = Request::parse(C::NAME, Extensions::default()).unwrap();
+        let mut expected = vec![0u8; std::mem::size_of_val(dst)];
+        reference::evaluate(&request, Layout::Packed, bytes_of(src), &mut expected).unwrap();
+        assert!(
+            bytes_of(dst) == &expected[..],
+            "{}: the kernel differs from the reference interpreter",
+            C::NAME
+        );
+    }
+}
+
+/// Runs `what` into `scratch` (cleared first) and compares its output with the kernel's, bit for
+/// bit (see [`assert_same`]).
+fn check_against<T: Element + Default + std::fmt::Debug>(
+    what: &str,
+    name: &str,
+    kernel_out: &[T],
+    scratch: &mut [T],
+    run: impl FnOnce(&mut [T]),
+) {
+    scratch.fill(T::default());
+    run(scratch);
+    assert_same(what, name, kernel_out, scratch);
+}
+
+/// A source and a destination for `memcpy` of the conversion's traffic: it reads
+/// size_of_val(src) bytes and writes size_of_val(dst); a copy of n bytes reads n and writes n.
+fn copy_buffers(traffic: usize) -> (Vec<u8>, Vec<u8>) {
+    let copy_src = vec![0x5au8; traffic / 2];
+    let mut copy_dst = vec![0u8; traffic / 2];
+    copy_dst.copy_from_slice(&copy_src); // fault the pages in
+    (copy_src, copy_dst)
+}
+
 fn memcpy_2t(src: &[u8], dst: &mut [u8]) {
     let half = src.len() / 2;
     let (s0, s1) = src.split_at(half);
@@ -645,18 +703,16 @@ fn ns_per_run(reps: usize, f: &mut dyn FnMut()) -> f64 {
     start.elapsed().as_secs_f64() * 1e9 / reps as f64
 }
 
-/// The interleaved measurement behind the summary's ratios. This machine's speed drifts by up
-/// to 2x over seconds (a shared VM), so two medians taken a few seconds apart by criterion do
-/// not make a trustworthy ratio. Here every round times the kernel and each baseline back to
-/// back (about 2 ms each, the order reversed every other round), and the ratio is taken per
-/// round; the median over the rounds, with its quartiles, goes to [`PAIRED`].
-fn paired(
-    name: &str,
-    size: &str,
+/// The interleaved measurement behind the summary's ratios and the sweep. This machine's speed
+/// drifts by up to 2x over seconds (a shared VM), so two medians taken a few seconds apart by
+/// criterion do not make a trustworthy ratio. Here every round times the kernel and each
+/// baseline back to back (about 2 ms each, the order reversed every other round). Returns the
+/// ns per run of every round: the kernel's, and each baseline's.
+fn interleaved(
     rounds: usize,
     kernel: &mut dyn FnMut(),
     baselines: &mut [(&'static str, &mut dyn FnMut())],
-) {
+) -> (Vec<f64>, Vec<Vec<f64>>) {
     let reps_for = |f: &mut dyn FnMut()| {
         f(); // warm
         let t = ns_per_run(1, f);
@@ -664,28 +720,49 @@ fn paired(
     };
     let kernel_reps = reps_for(kernel);
     let reps: Vec<usize> = baselines.iter_mut().map(|(_, f)| reps_for(*f)).collect();
-    let mut ratios = vec![Vec::with_capacity(rounds); baselines.len()];
+    let mut kernel_ns = Vec::with_capacity(rounds);
+    let mut baseline_ns = vec![Vec::with_capacity(rounds); baselines.len()];
     for round in 0..rounds {
-        let mut times = vec![0.0; baselines.len()];
         let forward = round % 2 == 0;
         if forward {
-            let k = ns_per_run(kernel_reps, kernel);
-            for (i, (_, f)) in baselines.iter_mut().enumerate() {
-                times[i] = ns_per_run(reps[i], *f) / k;
-            }
-        } else {
-            for (i, (_, f)) in baselines.iter_mut().enumerate().rev() {
-                times[i] = ns_per_run(reps[i], *f);
-            }
-            let k = ns_per_run(kernel_reps, kernel);
-            times.iter_mut().for_each(|t| *t /= k);
+            kernel_ns.push(ns_per_run(kernel_reps, kernel));
         }
-        for (i, r) in times.into_iter().enumerate() {
-            ratios[i].push(r);
+        let mut order: Vec<usize> = (0..baselines.len()).collect();
+        if !forward {
+            order.reverse();
+        }
+        for i in order {
+            baseline_ns[i].push(ns_per_run(reps[i], baselines[i].1));
+        }
+        if !forward {
+            kernel_ns.push(ns_per_run(kernel_reps, kernel));
         }
     }
+    (kernel_ns, baseline_ns)
+}
+
+/// Per round, the baseline's time over the kernel's: the kernel's speed-up.
+fn round_ratios(baseline_ns: &[f64], kernel_ns: &[f64]) -> Vec<f64> {
+    baseline_ns
+        .iter()
+        .zip(kernel_ns)
+        .map(|(b, k)| b / k)
+        .collect()
+}
+
+/// The paired ratios of one size: [`interleaved`] rounds, the ratio taken per round; the median
+/// over the rounds, with its quartiles, goes to [`PAIRED`].
+fn paired(
+    name: &str,
+    size: &str,
+    rounds: usize,
+    kernel: &mut dyn FnMut(),
+    baselines: &mut [(&'static str, &mut dyn FnMut())],
+) {
+    let (kernel_ns, baseline_ns) = interleaved(rounds, kernel, baselines);
     let mut paired = PAIRED.lock().unwrap();
-    for ((baseline, _), mut r) in baselines.iter().zip(ratios) {
+    for ((baseline, _), times) in baselines.iter().zip(baseline_ns) {
+        let mut r = round_ratios(&times, &kernel_ns);
         let q = (
             median(&mut r),
             percentile(&mut r, 25.0),
@@ -766,7 +843,6 @@ fn bench_case<C: Case>(
     let k_auto = jit_auto.compile(C::NAME).expect("compiles");
     let k1 = jit1.compile(C::NAME).expect("compiles");
     let k2 = jit2.compile(C::NAME).expect("compiles");
-    let request = Request::parse(C::NAME, Extensions::default()).unwrap();
     let isas: Vec<Isa> = [Isa::Default, Isa::Avx2, Isa::Avx512]
         .into_iter()
         .filter(|isa| isa.available())
@@ -791,33 +867,21 @@ fn bench_case<C: Case>(
 
         // Correctness first: the kernel against the reference (up to 256 KiB: it is soft-float)
         // and every baseline against the kernel, bit for bit.
-        kernel.run(&src, &mut dst).unwrap();
-        if !big {
-            let mut expected = vec![0u8; std::mem::size_of_val(&dst[..])];
-            reference::evaluate(&request, Layout::Packed, bytes_of(&src), &mut expected).unwrap();
-            assert!(
-                bytes_of(&dst) == &expected[..],
-                "{}: the kernel differs from the reference interpreter",
-                C::NAME
-            );
-        }
+        check_kernel::<C>(kernel, &src, &mut dst, !big);
         if big {
-            check.fill(C::D::default());
-            k2.run(&src, &mut check).unwrap();
-            assert_same("kernel-2t", C::NAME, &dst, &check);
+            check_against("kernel-2t", C::NAME, &dst, &mut check, |out| {
+                k2.run(&src, out).unwrap()
+            });
         }
         for &isa in &isas {
-            check.fill(C::D::default());
-            isa.run::<C>(&src, &mut check);
-            assert_same(isa.name(), C::NAME, &dst, &check);
+            check_against(isa.name(), C::NAME, &dst, &mut check, |out| {
+                isa.run::<C>(&src, out)
+            });
         }
 
-        // The same traffic as a copy: the conversion reads size_of_val(src) bytes and writes
-        // size_of_val(dst); a copy of n bytes reads n and writes n.
+        // The same traffic as a copy.
         let traffic = std::mem::size_of_val(&src[..]) + std::mem::size_of_val(&dst[..]);
-        let copy_src = vec![0x5au8; traffic / 2];
-        let mut copy_dst = vec![0u8; traffic / 2];
-        copy_dst.copy_from_slice(&copy_src); // fault the pages in
+        let (copy_src, mut copy_dst) = copy_buffers(traffic);
 
         let samples = if big { LARGE_SAMPLES } else { SMALL_SAMPLES };
         group.sample_size(samples);
@@ -878,9 +942,9 @@ fn bench_case<C: Case>(
         #[cfg(target_arch = "x86_64")]
         if big && diag {
             let mut scratch = vec![C::D::default(); 4096];
-            check.fill(C::D::default());
-            kernel_nt(&k_auto, &src, &mut check, &mut scratch);
-            assert_same("kernel-nt", C::NAME, &dst, &check);
+            check_against("kernel-nt", C::NAME, &dst, &mut check, |out| {
+                kernel_nt(&k_auto, &src, out, &mut scratch)
+            });
             group.bench_function(BenchmarkId::new("kernel-nt", size), |b| {
                 let k = key(C::NAME, "kernel-nt", size);
                 b.iter_custom(|iters| {
@@ -962,6 +1026,198 @@ fn bench_case<C: Case>(
         });
     }
     group.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sweep (CLCONV_BENCH_SWEEP=1): throughput against buffer size, for the README's plot.
+
+/// The sweep's source sizes: 1 KiB to 64 MiB, doubling (log2 of the bytes).
+const SWEEP_SIZES: std::ops::RangeInclusive<u32> = 10..=26;
+
+/// The sweep goes over all its conversions and sizes this many times, with this many
+/// [`interleaved`] rounds per size each time, and takes its medians over all of a size's rounds:
+/// a burst of load on this shared machine (a neighbour on the other hyperthread can halve the
+/// speed for seconds) then spoils a fifth of a size's rounds, not all of them.
+const SWEEP_PASSES: usize = 5;
+const SWEEP_ROUNDS_PER_PASS: usize = 21;
+
+/// The sweep's series, in the CSV's order: the kernel, then its baselines.
+const SWEEP_SERIES: [&str; 3] = ["kernel", "rust-default", "memcpy"];
+
+/// Where the sweep writes its CSV (`scripts/plot_throughput.py` reads it).
+const SWEEP_CSV: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/bench-sweep.csv");
+
+/// One conversion at one size in the sweep: all its rounds.
+struct SweepRounds {
+    conversion: &'static str,
+    source_bytes: usize,
+    elements: usize,
+    /// Bytes read plus written by one run (memcpy: the same).
+    traffic: usize,
+    /// The ns per run of every round, per series of [`SWEEP_SERIES`].
+    ns: [Vec<f64>; 3],
+    /// The highest 1-minute load average read after this size's passes.
+    load: f64,
+}
+
+impl SweepRounds {
+    fn median_ns(&self, series: usize) -> f64 {
+        median(&mut self.ns[series].clone())
+    }
+
+    /// The median over the rounds of the series' time over the kernel's: above 1, the kernel
+    /// is faster.
+    fn kernel_speedup(&self, series: usize) -> f64 {
+        median(&mut round_ratios(&self.ns[series], &self.ns[0]))
+    }
+}
+
+/// One pass of the sweep over one conversion. At each size, after the same bit-for-bit checks
+/// as the main bench (the kernel against the reference interpreter up to 256 KiB, the Rust loop
+/// against the kernel): [`interleaved`] rounds of the kernel on one thread, the default-target
+/// Rust loop and memcpy of the same bytes, added to that size's entry in `all`.
+fn sweep_case<C: Case>(jit1: &Jit, all: &mut Vec<SweepRounds>)
+where
+    C::D: std::fmt::Debug,
+{
+    let kernel = jit1.compile(C::NAME).expect("compiles");
+    for log2 in SWEEP_SIZES {
+        let bytes = 1usize << log2;
+        let elements = bytes / std::mem::size_of::<C::S>();
+        let src = make_input::<C>(elements, 0x9e37_79b9_7f4a_7c15 ^ u64::from(log2));
+        let mut dst = vec![C::D::default(); elements];
+        let mut check = vec![C::D::default(); elements];
+        check_kernel::<C>(&kernel, &src, &mut dst, bytes <= 256 << 10);
+        check_against(Isa::Default.name(), C::NAME, &dst, &mut check, |out| {
+            rust_default::<C>(&src, out)
+        });
+        let traffic = std::mem::size_of_val(&src[..]) + std::mem::size_of_val(&dst[..]);
+        let (copy_src, mut copy_dst) = copy_buffers(traffic);
+
+        let mut kernel_run = || {
+            kernel
+                .run(black_box(&src[..]), black_box(&mut dst[..]))
+                .unwrap()
+        };
+        let mut rust = || rust_default::<C>(black_box(&src[..]), black_box(&mut check[..]));
+        let mut copy = || black_box(&mut copy_dst[..]).copy_from_slice(black_box(&copy_src[..]));
+        let (kernel_ns, baseline_ns) = interleaved(
+            SWEEP_ROUNDS_PER_PASS,
+            &mut kernel_run,
+            &mut [(SWEEP_SERIES[1], &mut rust), (SWEEP_SERIES[2], &mut copy)],
+        );
+
+        let i = match all
+            .iter()
+            .position(|r| r.conversion == C::NAME && r.source_bytes == bytes)
+        {
+            Some(i) => i,
+            None => {
+                all.push(SweepRounds {
+                    conversion: C::NAME,
+                    source_bytes: bytes,
+                    elements,
+                    traffic,
+                    ns: Default::default(),
+                    load: 0.0,
+                });
+                all.len() - 1
+            }
+        };
+        let entry = &mut all[i];
+        for (rounds, new) in entry
+            .ns
+            .iter_mut()
+            .zip([kernel_ns].into_iter().chain(baseline_ns))
+        {
+            rounds.extend(new);
+        }
+        let load = loadavg().split(' ').next().and_then(|l| l.parse().ok());
+        entry.load = entry.load.max(load.unwrap_or(f64::NAN));
+    }
+}
+
+/// `1 KiB`, `64 MiB`.
+fn size_label(bytes: usize) -> String {
+    if bytes >= 1 << 20 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{} KiB", bytes >> 10)
+    }
+}
+
+/// The sweep: three representative conversions (float -> uchar and float -> int, saturated
+/// and rounded to nearest even; ulong -> float rounded down, a directed rounding from 64-bit
+/// integers), written to [`SWEEP_CSV`] and printed as a Markdown table.
+fn sweep(jit1: &Jit) {
+    let load_before = loadavg();
+    let started = Instant::now();
+    let mut all = Vec::new();
+    for pass in 1..=SWEEP_PASSES {
+        sweep_case::<UCharSatRteFromFloat>(jit1, &mut all);
+        sweep_case::<IntSatRteFromFloat>(jit1, &mut all);
+        sweep_case::<FloatRtnFromULong>(jit1, &mut all);
+        eprintln!(
+            "sweep: pass {pass} of {SWEEP_PASSES} done after {:.0} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+
+    let mut csv = String::from(
+        "conversion,source_bytes,elements,bytes_read_written,series,rounds,median_ns,\
+         elements_per_ns,gb_per_s,kernel_speedup,load_1min_max\n",
+    );
+    let mut table = String::from(
+        "| conversion | source | kernel elem/ns | rust-default elem/ns | memcpy elem/ns | kernel GB/s | rust-default GB/s | memcpy GB/s | ×rust-default | ×memcpy |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in &all {
+        let ns = [0, 1, 2].map(|series| r.median_ns(series));
+        let per_ns = |amount: usize| ns.map(|t| amount as f64 / t);
+        let (elements_per_ns, gb_per_s) = (per_ns(r.elements), per_ns(r.traffic));
+        for (i, series) in SWEEP_SERIES.iter().enumerate() {
+            csv += &format!(
+                "\"{}\",{},{},{},{series},{},{:.1},{:.5},{:.4},{:.4},{:.2}\n",
+                r.conversion,
+                r.source_bytes,
+                r.elements,
+                r.traffic,
+                r.ns[i].len(),
+                ns[i],
+                elements_per_ns[i],
+                gb_per_s[i],
+                r.kernel_speedup(i),
+                r.load,
+            );
+        }
+        table += &format!(
+            "| `{}` | {} | {:.3} | {:.3} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
+            r.conversion,
+            size_label(r.source_bytes),
+            elements_per_ns[0],
+            elements_per_ns[1],
+            elements_per_ns[2],
+            gb_per_s[0],
+            gb_per_s[1],
+            gb_per_s[2],
+            r.kernel_speedup(1),
+            r.kernel_speedup(2),
+        );
+    }
+    let path = std::path::Path::new(SWEEP_CSV);
+    std::fs::create_dir_all(path.parent().unwrap()).expect("creates target/");
+    std::fs::write(path, csv).expect("writes the sweep's CSV");
+    println!(
+        "\n## clconv throughput sweep\n\nMachine: {}, {} logical cores; kernel on one thread; medians \
+         of {} interleaved rounds ({SWEEP_PASSES} passes); GB/s of bytes read plus written; ×: the \
+         median per-round ratio, above 1 = kernel faster. Load average (1/5/15 min) before: \
+         {load_before}; at the end: {}. Total {:.0} s.\n\n{table}\nWrote {SWEEP_CSV}\n",
+        cpu_model(),
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        SWEEP_PASSES * SWEEP_ROUNDS_PER_PASS,
+        loadavg(),
+        started.elapsed().as_secs_f64(),
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1480,16 +1736,16 @@ fn enabled(var: &str) -> bool {
     std::env::var(var).map_or(true, |v| v != "0")
 }
 
+/// An off-by-default switch: on when the variable is `1`.
+fn opted_in(var: &str) -> bool {
+    std::env::var(var).is_ok_and(|v| v == "1")
+}
+
 fn main() {
     let large = enabled("CLCONV_BENCH_LARGE");
-    let diag = std::env::var("CLCONV_BENCH_DIAG").is_ok_and(|v| v == "1");
+    let diag = opted_in("CLCONV_BENCH_DIAG");
     let load_before = loadavg();
     let started = Instant::now();
-
-    let mut c = Criterion::default()
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_millis(1500))
-        .configure_from_args();
 
     // Throughput is the optimised tier's (the code a tiered JIT runs after its first few
     // hundred microseconds); the quick tier's speed is in the compile section.
@@ -1501,6 +1757,15 @@ fn main() {
     for jit in [&jit_auto, &jit1, &jit2] {
         jit.set_tiering(Tiering::OptimisedOnly);
     }
+    if opted_in("CLCONV_BENCH_SWEEP") {
+        sweep(&jit1);
+        return;
+    }
+
+    let mut c = Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_millis(1500))
+        .configure_from_args();
 
     let mut rows = Vec::new();
     if enabled("CLCONV_BENCH_THROUGHPUT") {
