@@ -38,6 +38,9 @@ pub mod lower;
 pub mod names;
 pub mod reference;
 pub mod request;
+#[cfg(feature = "spirv")]
+#[cfg_attr(docsrs, doc(cfg(feature = "spirv")))]
+pub mod spirv;
 pub mod table;
 pub mod target;
 pub mod types;

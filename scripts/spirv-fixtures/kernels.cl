@@ -51,10 +51,11 @@ kernel void truncate_to_half(global const float4 *x, global half4 *h)
     h[i] = convert_half4_rtz(x[i]);
 }
 
-// A radix sort's key: float bits flipped so that unsigned order is numeric order (as_uint).
+// A radix sort's key: float bits flipped so that unsigned order is numeric order (as_uint);
+// adding +0.0f first gives -0.0f and +0.0f one key.
 kernel void sort_key(global const float *x, global uint *key)
 {
     size_t i = get_global_id(0);
-    uint bits = as_uint(x[i]);
+    uint bits = as_uint(x[i] + 0.0f);
     key[i] = bits ^ ((bits >> 31) != 0 ? 0xffffffffu : 0x80000000u);
 }

@@ -1,0 +1,903 @@
+//! SPIR-V conversion instructions (`OpConvertFToU` + `SaturatedConversion`, ...) as requests.
+//!
+//! A compiler that reads SPIR-V (a shader or kernel compiler on Cranelift) sees no
+//! `convert_int4_sat_rte(x)`: it sees `OpConvertFToS %v4uint %x` decorated `SaturatedConversion`
+//! and `FPRoundingMode RTE`. This module turns one such instruction into the [`Request`] the
+//! rest of clconv takes ([`Instruction::request`]), lowers it into the caller's
+//! [`FunctionBuilder`] in one call ([`lower`]), and finds every conversion instruction of a
+//! binary module with its decorations ([`Module`]).
+//!
+//! ```
+//! use clconv::spirv::{Instruction, Op, SpirvType};
+//! use clconv::{Extensions, Rounding};
+//! // %98 = OpConvertFToU %v4uchar %97, decorated SaturatedConversion and FPRoundingMode RTE
+//! let inst = Instruction {
+//!     id: 98,
+//!     opcode: Op::ConvertFToU as u32,
+//!     result_type: SpirvType::int(8).vector(4),
+//!     operand_type: SpirvType::float(32).vector(4),
+//!     saturated: true,
+//!     rounding: Some(Rounding::Rte),
+//! };
+//! let request = inst.request(Extensions::default()).unwrap();
+//! assert_eq!(request.to_string(), "convert_uchar4_sat_rte(float4)");
+//! ```
+//!
+//! # From instructions to requests
+//!
+//! SPIR-V integer types are signless: the opcode says how each side is read.
+//!
+//! | opcode | source | destination | `_sat` | rounding |
+//! |---|---|---|---|---|
+//! | `OpSConvert` | signed | signed | `SaturatedConversion` | none allowed |
+//! | `OpUConvert` | unsigned | unsigned | `SaturatedConversion` | none allowed |
+//! | `OpSatConvertSToU` | signed | unsigned | always | none allowed |
+//! | `OpSatConvertUToS` | unsigned | signed | always | none allowed |
+//! | `OpConvertFToS` | floating | signed | `SaturatedConversion` | `FPRoundingMode` |
+//! | `OpConvertFToU` | floating | unsigned | `SaturatedConversion` | `FPRoundingMode` |
+//! | `OpConvertSToF` | signed | floating | not allowed | `FPRoundingMode` |
+//! | `OpConvertUToF` | unsigned | floating | not allowed | `FPRoundingMode` |
+//! | `OpFConvert` | floating | floating | not allowed | `FPRoundingMode` |
+//! | `OpBitcast` | any | any | not allowed | not allowed |
+//!
+//! Floating widths 16, 32 and 64 are `half` (needs [`Extensions::fp16`]), `float` and `double`;
+//! integer widths 8, 16, 32 and 64 are `char`, `short`, `int` and `long` or their unsigned
+//! twins; a vector has 2, 3, 4, 8 or 16 components, as many on both sides (an `OpBitcast` may
+//! change the count when the total bits stay the same, as in `as_uint2(ulong)`).
+//!
+//! ## Where SPIR-V does not say which request the source named
+//!
+//! Several OpenCL C requests compile to the same instruction. The mapping then picks one whose
+//! results are the same bits for every input (`tests/spirv.rs` checks each case against the
+//! reference interpreter on the 6,270 conversions compiled by clang and llvm-spirv):
+//!
+//! 1. **The opcode decides signedness; `OpTypeInt`'s Signedness operand is ignored** (OpenCL
+//!    modules always declare 0). The destination of `OpSConvert` is signed and that of
+//!    `OpUConvert` unsigned: **an integer conversion keeps its source's signedness**.
+//!    Without saturation the result is the low bits of the sign- or zero-extended source, whatever
+//!    the destination's signedness, so `convert_uchar(int)` (which llvm-spirv writes as
+//!    `OpSConvert %uchar`) reads back as `convert_char(int)`, and `convert_uint(char)` as
+//!    `convert_int(char)`: the same bits. With `SaturatedConversion` the two sides have the same
+//!    signedness (a conversion that changes it saturates through `OpSatConvertSToU` or
+//!    `OpSatConvertUToS`), or the source is unsigned and narrower, which never saturates.
+//! 2. **No rounding on integer -> integer.** `FPRoundingMode` is not valid there (an error
+//!    here), so `convert_int_rte(char)` arrives without it and reads back as `convert_int(char)`;
+//!    a rounding modifier has no effect on an integer -> integer conversion (SPEC.md).
+//! 3. **No `FPRoundingMode` on a conversion to floating point** gives the request without a
+//!    rounding modifier (`convert_float(int)`). SPIR-V's default there is round to nearest even,
+//!    which is also clconv's default static rounding mode; [`lower`] holds to it whatever static
+//!    mode its [`Lowering`] has.
+//! 4. **`OpBitcast`'s integer elements take the declared Signedness** (0: unsigned), since the
+//!    bits do not depend on it: `%x = OpBitcast %uint %float` is `as_uint(float)`.
+//! 5. **No instruction at all.** llvm-spirv emits nothing for a conversion that is the identity
+//!    on the bits: `convert_T(T)` and `convert_T_sat(T)` with any rounding, and a conversion
+//!    between the signed and unsigned integer types of one width without `_sat`
+//!    (`convert_uint(int)`): 810 of the 6,270. There is nothing to map.
+//!
+//! # Reading a module
+//!
+//! [`Module::parse`] reads a binary module (either byte order) with
+//! [rspirv](https://docs.rs/rspirv), the gfx-rs SPIR-V crate. It is chosen over the bare
+//! `spirv` crate (its own dependency, which only defines the enums) because its parser reads
+//! every instruction by the SPIR-V grammar generated from the Khronos headers: `OpName`'s
+//! strings, `OpDecorate`'s decoration-specific operands (`FPRoundingMode RTE`), optional and
+//! variadic operands (`OpGroupDecorate`) come out typed, and a corrupt operand anywhere in the
+//! module is an error instead of a misread. It is maintained (release 0.13 follows SPIR-V SDK
+//! 1.4.341) and small (its only other dependency is rustc-hash). Before rspirv sees a module,
+//! clconv checks the header and every instruction's word count and opcode itself, so that a
+//! truncated or corrupt module is an error naming the instruction, never a panic inside the
+//! parser.
+//!
+//! Decorations count whether they are written on the instruction (`OpDecorate`) or through a
+//! decoration group (`OpDecorationGroup`, `OpGroupDecorate`).
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use clconv::{spirv::Module, Extensions};
+//! # let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/spirv/kernels.spv"))?;
+//! // bytes: a SPIR-V module, e.g. from llvm-spirv
+//! let module = Module::parse(&bytes)?;
+//! for found in module.conversions(Extensions::with_fp16())? {
+//!     println!("{}\t%{}\t{}", found.function, found.instruction.id, found.request);
+//! }
+//! # let first = &module.conversions(Extensions::with_fp16())?[0];
+//! # assert_eq!(first.function.to_string(), "pack_rgba");
+//! # assert_eq!(first.request.to_string(), "convert_uchar4_sat_rte(float4)");
+//! # Ok(())
+//! # }
+//! ```
+
+mod reader;
+
+pub use reader::{Function, Located, Mapped, Module};
+
+use crate::lower::{LowerError, Lowering};
+use crate::request::{Conversion, Reinterpretation, Request, RequestError};
+use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
+use cranelift_codegen::ir::Value;
+use cranelift_frontend::FunctionBuilder;
+use std::fmt;
+
+/// The SPIR-V opcodes of the conversions clconv lowers, with their SPIR-V numbers.
+///
+/// ```
+/// use clconv::spirv::Op;
+/// assert_eq!(Op::SConvert as u32, 114);
+/// assert_eq!(Op::from_opcode(124), Some(Op::Bitcast));
+/// assert_eq!(Op::from_opcode(129), None); // OpFAdd
+/// assert_eq!(Op::ConvertFToU.name(), "OpConvertFToU");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Op {
+    /// `OpConvertFToU`: floating -> unsigned integer.
+    ConvertFToU = 109,
+    /// `OpConvertFToS`: floating -> signed integer.
+    ConvertFToS = 110,
+    /// `OpConvertSToF`: signed integer -> floating.
+    ConvertSToF = 111,
+    /// `OpConvertUToF`: unsigned integer -> floating.
+    ConvertUToF = 112,
+    /// `OpUConvert`: unsigned integer -> unsigned integer.
+    UConvert = 113,
+    /// `OpSConvert`: signed integer -> signed integer.
+    SConvert = 114,
+    /// `OpFConvert`: floating -> floating.
+    FConvert = 115,
+    /// `OpBitcast`: the same bits as another type (`as_<type>`).
+    Bitcast = 124,
+    /// `OpSatConvertSToU`: signed -> unsigned integer, saturating.
+    SatConvertSToU = 118,
+    /// `OpSatConvertUToS`: unsigned -> signed integer, saturating.
+    SatConvertUToS = 119,
+}
+
+impl Op {
+    /// All ten, in opcode order.
+    pub const ALL: [Op; 10] = [
+        Op::ConvertFToU,
+        Op::ConvertFToS,
+        Op::ConvertSToF,
+        Op::ConvertUToF,
+        Op::UConvert,
+        Op::SConvert,
+        Op::FConvert,
+        Op::SatConvertSToU,
+        Op::SatConvertUToS,
+        Op::Bitcast,
+    ];
+
+    /// The conversion opcode numbered `opcode`, if it is one.
+    pub fn from_opcode(opcode: u32) -> Option<Op> {
+        Op::ALL.into_iter().find(|op| *op as u32 == opcode)
+    }
+
+    /// The SPIR-V name: `"OpSConvert"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Op::ConvertFToU => "OpConvertFToU",
+            Op::ConvertFToS => "OpConvertFToS",
+            Op::ConvertSToF => "OpConvertSToF",
+            Op::ConvertUToF => "OpConvertUToF",
+            Op::UConvert => "OpUConvert",
+            Op::SConvert => "OpSConvert",
+            Op::FConvert => "OpFConvert",
+            Op::Bitcast => "OpBitcast",
+            Op::SatConvertSToU => "OpSatConvertSToU",
+            Op::SatConvertUToS => "OpSatConvertUToS",
+        }
+    }
+
+    /// What the opcode reads its operand as and gives its result as.
+    fn sides(self) -> (Side, Side) {
+        use Side::{Any, Float, Signed, Unsigned};
+        match self {
+            Op::ConvertFToU => (Float, Unsigned),
+            Op::ConvertFToS => (Float, Signed),
+            Op::ConvertSToF => (Signed, Float),
+            Op::ConvertUToF => (Unsigned, Float),
+            Op::UConvert => (Unsigned, Unsigned),
+            Op::SConvert => (Signed, Signed),
+            Op::FConvert => (Float, Float),
+            Op::Bitcast => (Any, Any),
+            Op::SatConvertSToU => (Signed, Unsigned),
+            Op::SatConvertUToS => (Unsigned, Signed),
+        }
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How an opcode reads one side.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Signed,
+    Unsigned,
+    Float,
+    Any,
+}
+
+/// A SPIR-V scalar type: `OpTypeInt` or `OpTypeFloat`.
+///
+/// ```
+/// use clconv::spirv::Scalar;
+/// let uint = Scalar::Int { width: 32, signed: false };
+/// assert_eq!(uint.to_string(), "uint");
+/// assert_eq!(Scalar::Float { width: 16 }.to_string(), "half");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    /// `OpTypeInt width signedness`.
+    Int {
+        /// Width in bits.
+        width: u32,
+        /// The Signedness operand is 1. The opcode decides how a conversion reads the bits;
+        /// only an `OpBitcast` names its integer types by this.
+        signed: bool,
+    },
+    /// `OpTypeFloat width` (IEEE-754; a module that names another encoding is refused).
+    Float {
+        /// Width in bits.
+        width: u32,
+    },
+}
+
+impl fmt::Display for Scalar {
+    /// spirv-dis's names: `uchar`, `int`, `half`, `double`; `int7` and `float8` for widths
+    /// OpenCL does not have.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Scalar::Int { width, signed } => {
+                let u = if signed { "" } else { "u" };
+                match width {
+                    8 => write!(f, "{u}char"),
+                    16 => write!(f, "{u}short"),
+                    32 => write!(f, "{u}int"),
+                    64 => write!(f, "{u}long"),
+                    w => write!(f, "{u}int{w}"),
+                }
+            }
+            Scalar::Float { width: 16 } => f.write_str("half"),
+            Scalar::Float { width: 32 } => f.write_str("float"),
+            Scalar::Float { width: 64 } => f.write_str("double"),
+            Scalar::Float { width } => write!(f, "float{width}"),
+        }
+    }
+}
+
+/// A SPIR-V numeric type as a conversion sees it: a scalar, or an `OpTypeVector` of one.
+///
+/// ```
+/// use clconv::spirv::SpirvType;
+/// let t = SpirvType::float(32).vector(4);
+/// assert_eq!(t.to_string(), "v4float");
+/// assert_eq!(t.bits(), 128);
+/// assert_eq!(SpirvType::int(8).to_string(), "uchar");
+/// assert_eq!(SpirvType::signed_int(64).vector(2).to_string(), "v2long");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SpirvType {
+    /// The component type.
+    pub scalar: Scalar,
+    /// 1 for a scalar, else the `OpTypeVector`'s component count.
+    pub components: u32,
+}
+
+impl SpirvType {
+    /// `OpTypeInt width 0`, as OpenCL modules declare every integer type.
+    pub const fn int(width: u32) -> SpirvType {
+        SpirvType {
+            scalar: Scalar::Int {
+                width,
+                signed: false,
+            },
+            components: 1,
+        }
+    }
+
+    /// `OpTypeInt width 1`.
+    pub const fn signed_int(width: u32) -> SpirvType {
+        SpirvType {
+            scalar: Scalar::Int {
+                width,
+                signed: true,
+            },
+            components: 1,
+        }
+    }
+
+    /// `OpTypeFloat width`.
+    pub const fn float(width: u32) -> SpirvType {
+        SpirvType {
+            scalar: Scalar::Float { width },
+            components: 1,
+        }
+    }
+
+    /// The `OpTypeVector` of `components` of this type's scalar.
+    pub const fn vector(self, components: u32) -> SpirvType {
+        SpirvType {
+            scalar: self.scalar,
+            components,
+        }
+    }
+
+    /// The scalar's width in bits.
+    pub const fn scalar_bits(&self) -> u32 {
+        match self.scalar {
+            Scalar::Int { width, .. } | Scalar::Float { width } => width,
+        }
+    }
+
+    /// Bits of the whole value, as `OpBitcast` counts them (a 3-component vector is 3
+    /// components, not 4 as OpenCL's `as_` counts).
+    pub const fn bits(&self) -> u64 {
+        self.scalar_bits() as u64 * self.components as u64
+    }
+
+    /// True for `OpTypeFloat` components.
+    pub const fn is_float(&self) -> bool {
+        matches!(self.scalar, Scalar::Float { .. })
+    }
+}
+
+impl fmt::Display for SpirvType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.components == 1 {
+            self.scalar.fmt(f)
+        } else {
+            write!(f, "v{}{}", self.components, self.scalar)
+        }
+    }
+}
+
+/// Which side of an instruction a type belongs to, for error messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The result type.
+    Result,
+    /// The operand's type.
+    Operand,
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Role::Result => "result",
+            Role::Operand => "operand",
+        })
+    }
+}
+
+/// One SPIR-V conversion instruction: its opcode, types and decorations, as a module states them.
+///
+/// [`Module`] finds these in a binary module; an embedder with its own SPIR-V reader fills one
+/// in directly. [`Instruction::request`] maps it to a [`Request`] (see the module docs for the
+/// rules) or says why it is not one clconv lowers.
+///
+/// ```
+/// use clconv::spirv::{Instruction, Op, SpirvType};
+/// use clconv::{Extensions, Rounding};
+/// // %63 = OpConvertFToS %ulong %62 (a double), SaturatedConversion, FPRoundingMode RTN
+/// let inst = Instruction {
+///     id: 63,
+///     opcode: Op::ConvertFToS as u32,
+///     result_type: SpirvType::int(64),
+///     operand_type: SpirvType::float(64),
+///     saturated: true,
+///     rounding: Some(Rounding::Rtn),
+/// };
+/// let r = inst.request(Extensions::default()).unwrap();
+/// assert_eq!(r.to_string(), "convert_long_sat_rtn(double)"); // signed: the opcode says so
+///
+/// // A rounding mode on an integer -> integer conversion is not SPIR-V.
+/// let bad = Instruction { opcode: Op::SConvert as u32, operand_type: SpirvType::int(32), ..inst };
+/// let e = bad.request(Extensions::default()).unwrap_err();
+/// assert!(e.to_string().starts_with("%63"), "{e}");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Instruction {
+    /// The result id (`%63`).
+    pub id: u32,
+    /// The SPIR-V opcode number ([`Op`] names the ones clconv lowers).
+    pub opcode: u32,
+    /// The result type.
+    pub result_type: SpirvType,
+    /// The operand's type.
+    pub operand_type: SpirvType,
+    /// Decorated `SaturatedConversion`.
+    pub saturated: bool,
+    /// Decorated `FPRoundingMode` (RTE, RTZ, RTP, RTN are clconv's rte, rtz, rtp, rtn).
+    pub rounding: Option<Rounding>,
+}
+
+impl Instruction {
+    /// The conversion opcode, or the error that says this opcode is not one.
+    pub fn op(&self) -> Result<Op, SpirvError> {
+        Op::from_opcode(self.opcode).ok_or(SpirvError::NotAConversion {
+            id: self.id,
+            opcode: self.opcode,
+            name: reader::opcode_name(self.opcode),
+        })
+    }
+
+    /// The request this instruction computes, under `ext` (half needs `ext.fp16`).
+    pub fn request(&self, ext: Extensions) -> Result<Request, SpirvError> {
+        let op = self.op()?;
+        let id = self.id;
+        let (from, to) = op.sides();
+        let src = self.opencl_type(Role::Operand, from, op)?;
+        let dst = self.opencl_type(Role::Result, to, op)?;
+        let not_applicable = |decoration: String, why: &'static str| {
+            Err(SpirvError::DecorationNotApplicable {
+                id,
+                op,
+                decoration,
+                why,
+            })
+        };
+        if op == Op::Bitcast {
+            if self.saturated {
+                return not_applicable("SaturatedConversion".into(), BITCAST_WHY);
+            }
+            if let Some(r) = self.rounding {
+                return not_applicable(rounding_decoration(r), BITCAST_WHY);
+            }
+            if self.result_type.bits() != self.operand_type.bits() {
+                return Err(SpirvError::BitcastSize {
+                    id,
+                    result: self.result_type,
+                    operand: self.operand_type,
+                });
+            }
+            return Reinterpretation::new(src, dst, ext)
+                .map(Request::Reinterpret)
+                .map_err(|source| SpirvError::Request { id, op, source });
+        }
+        if self.result_type.components != self.operand_type.components {
+            return Err(SpirvError::ComponentCount {
+                id,
+                op,
+                result: self.result_type,
+                operand: self.operand_type,
+            });
+        }
+        if dst.elem.is_float() && self.saturated {
+            return not_applicable(
+                "SaturatedConversion".into(),
+                "saturation applies to integer results only (OpenCL has no convert_float_sat)",
+            );
+        }
+        if src.elem.is_integer() && dst.elem.is_integer() {
+            if let Some(rounding) = self.rounding {
+                return Err(SpirvError::RoundingOnInteger { id, op, rounding });
+            }
+        }
+        let saturate = self.saturated || matches!(op, Op::SatConvertSToU | Op::SatConvertUToS);
+        Conversion::new(src, dst, saturate, self.rounding, ext)
+            .map(Request::Convert)
+            .map_err(|source| SpirvError::Request { id, op, source })
+    }
+
+    /// The OpenCL type of one side, as the opcode reads it.
+    fn opencl_type(&self, role: Role, side: Side, op: Op) -> Result<VectorType, SpirvError> {
+        let ty = match role {
+            Role::Result => self.result_type,
+            Role::Operand => self.operand_type,
+        };
+        let unsupported = |why: String| SpirvError::UnsupportedType {
+            id: self.id,
+            op,
+            role,
+            ty,
+            why,
+        };
+        let width = Width::from_lanes(ty.components as usize)
+            .filter(|_| ty.components != 0)
+            .ok_or_else(|| {
+                unsupported(format!(
+                    "OpenCL vectors have 2, 3, 4, 8 or 16 components, not {}",
+                    ty.components
+                ))
+            })?;
+        let kind_error = |expected: &'static str| SpirvError::OperandKind {
+            id: self.id,
+            op,
+            role,
+            expected,
+            found: ty,
+        };
+        let elem = match (ty.scalar, side) {
+            (Scalar::Float { width }, Side::Float | Side::Any) => match width {
+                16 => ScalarType::Half,
+                32 => ScalarType::Float,
+                64 => ScalarType::Double,
+                w => {
+                    return Err(unsupported(format!(
+                        "floating-point types are 16 (half), 32 (float) or 64 (double) bits, \
+                         not {w}"
+                    )))
+                }
+            },
+            (Scalar::Int { width, signed }, Side::Signed | Side::Unsigned | Side::Any) => {
+                let signed = match side {
+                    Side::Signed => true,
+                    Side::Unsigned => false,
+                    _ => signed,
+                };
+                match (width, signed) {
+                    (8, true) => ScalarType::Char,
+                    (8, false) => ScalarType::UChar,
+                    (16, true) => ScalarType::Short,
+                    (16, false) => ScalarType::UShort,
+                    (32, true) => ScalarType::Int,
+                    (32, false) => ScalarType::UInt,
+                    (64, true) => ScalarType::Long,
+                    (64, false) => ScalarType::ULong,
+                    (w, _) => {
+                        return Err(unsupported(format!(
+                            "integer types are 8, 16, 32 or 64 bits, not {w}"
+                        )))
+                    }
+                }
+            }
+            (Scalar::Int { .. }, _) => return Err(kind_error("floating-point")),
+            (Scalar::Float { .. }, _) => return Err(kind_error("integer")),
+        };
+        Ok(VectorType::new(elem, width))
+    }
+}
+
+const BITCAST_WHY: &str = "OpBitcast keeps the bits (as_<type>): nothing to saturate or round";
+
+/// `FPRoundingMode RTE`, as SPIR-V writes the decoration.
+fn rounding_decoration(r: Rounding) -> String {
+    format!("FPRoundingMode {}", r.suffix()[1..].to_ascii_uppercase())
+}
+
+/// Lowers the conversion instruction `inst` on the caller's values into `b`, in one call.
+///
+/// The operand comes in either form [`Lowering::lower_request`] takes, and the result in the
+/// same one: one scalar per component of [`crate::lower::element_type`] (`half` as I16 bits),
+/// or the value's 128-bit vector parts ([`crate::lower::vector_parts`]). Half needs
+/// `lowering`'s extensions to have fp16. A conversion to floating point without
+/// `FPRoundingMode` rounds to nearest even, SPIR-V's default, whatever `lowering`'s static
+/// rounding mode is.
+///
+/// ```
+/// use clconv::cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature};
+/// use clconv::cranelift_codegen::{settings, verifier::verify_function};
+/// use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+/// use clconv::lower::Lowering;
+/// use clconv::spirv::{self, Instruction, Op, SpirvType};
+/// use clconv::Rounding;
+///
+/// let flags = settings::Flags::new(settings::builder());
+/// let isa = clconv::cranelift_native::builder()?.finish(flags)?;
+///
+/// // %25 = OpConvertFToU %v4uchar %24, SaturatedConversion, FPRoundingMode RTE: F32X4 -> I8X16
+/// let inst = Instruction {
+///     id: 25,
+///     opcode: Op::ConvertFToU as u32,
+///     result_type: SpirvType::int(8).vector(4),
+///     operand_type: SpirvType::float(32).vector(4),
+///     saturated: true,
+///     rounding: Some(Rounding::Rte),
+/// };
+/// let mut sig = Signature::new(isa.default_call_conv());
+/// sig.params.push(AbiParam::new(types::F32X4));
+/// sig.returns.push(AbiParam::new(types::I8X16));
+/// let mut func = Function::with_name_signature(Default::default(), sig);
+/// let mut ctx = FunctionBuilderContext::new();
+/// let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+/// let block = b.create_block();
+/// b.append_block_params_for_function_params(block);
+/// b.switch_to_block(block);
+/// let x = b.block_params(block).to_vec();
+///
+/// let y = spirv::lower(&Lowering::new(), &mut b, &inst, &x)?;
+/// b.ins().return_(&y);
+/// b.seal_all_blocks();
+/// b.finalize(isa.frontend_config());
+/// verify_function(&func, isa.flags())?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn lower(
+    lowering: &Lowering,
+    b: &mut FunctionBuilder,
+    inst: &Instruction,
+    args: &[Value],
+) -> Result<Vec<Value>, SpirvError> {
+    let request = inst.request(lowering.extensions())?;
+    let lowered = match request {
+        Request::Convert(c)
+            if c.rounding().is_none()
+                && c.dst().elem.is_float()
+                && lowering.static_mode() != Rounding::Rte =>
+        {
+            let mut rte = lowering.clone();
+            rte.set_static_mode(Rounding::Rte);
+            rte.lower_request(b, &request, args)
+        }
+        _ => lowering.lower_request(b, &request, args),
+    };
+    lowered.map_err(|source| SpirvError::Lower {
+        id: inst.id,
+        request,
+        source,
+    })
+}
+
+/// Why a module, or one of its instructions, is not something clconv reads or lowers.
+///
+/// Every message starts with the instruction it is about: its result id (`%42`) when it has one,
+/// else its place in the module (`instruction #57 at byte 1240`, with the id just before it).
+///
+/// ```
+/// use clconv::spirv::{Module, SpirvError};
+/// let e = Module::parse(&[0u8; 20]).unwrap_err();
+/// assert!(matches!(e, SpirvError::Magic { found: 0 }));
+/// assert!(e.to_string().contains("magic number"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpirvError {
+    /// Shorter than the five-word header.
+    #[error("not a SPIR-V module: {bytes} bytes, shorter than the 20-byte header (truncated?)")]
+    Header {
+        /// The module's length.
+        bytes: usize,
+    },
+    /// A length that is not a whole number of 32-bit words.
+    #[error("the module is {bytes} bytes, not a whole number of 32-bit words: it is truncated or not SPIR-V (the last whole instruction ends at byte {last_end})")]
+    PartialWord {
+        /// The module's length.
+        bytes: usize,
+        /// Where the last complete instruction ends.
+        last_end: usize,
+    },
+    /// The first word is not SPIR-V's magic number in either byte order.
+    #[error(
+        "not a SPIR-V module: the first word is {found:#010x}, not the magic number 0x07230203"
+    )]
+    Magic {
+        /// The first word, read little-endian.
+        found: u32,
+    },
+    /// An instruction whose word count is 0.
+    #[error("{at}: word count 0 (every instruction has at least its opcode word): the module is corrupt")]
+    WordCountZero {
+        /// The instruction.
+        at: Location,
+    },
+    /// An instruction that runs past the end of the module.
+    #[error("{at}: the instruction is {words} words long but only {available} remain: the module is truncated")]
+    Truncated {
+        /// The instruction.
+        at: Location,
+        /// Its word count.
+        words: u32,
+        /// Words left in the module from its start.
+        available: usize,
+    },
+    /// An opcode SPIR-V (as of rspirv's grammar) does not have.
+    #[error("{at}: unknown opcode {opcode}: the module is corrupt or uses an instruction newer than SPIR-V SDK 1.4.341")]
+    UnknownOpcode {
+        /// The instruction.
+        at: Location,
+        /// The opcode.
+        opcode: u32,
+    },
+    /// An instruction whose operands do not follow the SPIR-V grammar.
+    #[error("{at}: {why}")]
+    Malformed {
+        /// The instruction.
+        at: Location,
+        /// What the parser found wrong.
+        why: String,
+    },
+    /// An id a conversion needs that no instruction defines, or a type it is not.
+    #[error("%{id}: its {what} %{missing} {problem}")]
+    Undefined {
+        /// The conversion's result id.
+        id: u32,
+        /// `result type`, `operand`, `component type`.
+        what: &'static str,
+        /// The id.
+        missing: u32,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+    /// Two decorations that contradict each other on one instruction.
+    #[error("%{id} is decorated both {first} and {second}: a conversion has one rounding mode")]
+    ConflictingDecorations {
+        /// The decorated id.
+        id: u32,
+        /// One decoration.
+        first: String,
+        /// The other.
+        second: String,
+    },
+    /// `SaturatedConversion` or `FPRoundingMode` on something other than a conversion.
+    #[error("%{id} is decorated {decoration}, but {what}: only conversion instructions take it")]
+    DecorationOnNonConversion {
+        /// The decorated id.
+        id: u32,
+        /// The decoration.
+        decoration: String,
+        /// What the id is (`it is an OpFAdd`, `no instruction defines it`).
+        what: String,
+    },
+    /// Not one of the conversion opcodes ([`Op`]).
+    #[error("%{id}: {} is not a conversion clconv lowers: the conversions are OpSConvert, OpUConvert, OpSatConvertSToU, OpSatConvertUToS, OpConvertFToS, OpConvertFToU, OpConvertSToF, OpConvertUToF, OpFConvert and OpBitcast", match name { Some(n) => format!("Op{n}"), None => format!("opcode {opcode}") })]
+    NotAConversion {
+        /// The result id.
+        id: u32,
+        /// The opcode.
+        opcode: u32,
+        /// Its SPIR-V name without `Op`, when SPIR-V has one.
+        name: Option<&'static str>,
+    },
+    /// A type OpenCL has no conversion for: a pointer, a bool, a 128-bit integer, a 5-vector.
+    #[error("%{id} ({op}): the {role} type {ty} {why}")]
+    UnsupportedType {
+        /// The result id.
+        id: u32,
+        /// The opcode.
+        op: Op,
+        /// Which side.
+        role: Role,
+        /// The type.
+        ty: SpirvType,
+        /// Why, and what would do.
+        why: String,
+    },
+    /// A type that is not an integer, floating-point or vector type (a conversion of a pointer).
+    #[error("%{id} ({op}): the {role} type %{type_id} is an Op{found}, not an integer, floating-point or vector type")]
+    NotNumeric {
+        /// The result id.
+        id: u32,
+        /// The opcode.
+        op: Op,
+        /// Which side.
+        role: Role,
+        /// The type's id.
+        type_id: u32,
+        /// What it is, without `Op` (`TypePointer`).
+        found: &'static str,
+    },
+    /// An integer where the opcode reads floating point, or the other way round.
+    #[error("%{id} ({op}): the {role} must be {expected}, but its type is {found}")]
+    OperandKind {
+        /// The result id.
+        id: u32,
+        /// The opcode.
+        op: Op,
+        /// Which side.
+        role: Role,
+        /// `integer` or `floating-point`.
+        expected: &'static str,
+        /// The type found.
+        found: SpirvType,
+    },
+    /// Different component counts on the two sides of a conversion.
+    #[error("%{id} ({op}): the result type {result} has {} component(s) but the operand's type {operand} has {}: a conversion keeps the count", result.components, operand.components)]
+    ComponentCount {
+        /// The result id.
+        id: u32,
+        /// The opcode.
+        op: Op,
+        /// The result type.
+        result: SpirvType,
+        /// The operand's type.
+        operand: SpirvType,
+    },
+    /// `FPRoundingMode` on an integer -> integer conversion.
+    #[error("%{id} ({op}) is decorated {}, but it converts integer to integer, where SPIR-V allows no rounding mode (none is needed: the result is exact or saturated)", rounding_decoration(*rounding))]
+    RoundingOnInteger {
+        /// The result id.
+        id: u32,
+        /// The opcode.
+        op: Op,
+        /// The rounding mode.
+        rounding: Rounding,
+    },
+    /// A decoration the opcode does not take (`SaturatedConversion` on `OpFConvert`).
+    #[error("%{id} ({op}) is decorated {decoration}, which does not apply: {why}")]
+    DecorationNotApplicable {
+        /// The result id.
+        id: u32,
+        /// The opcode.
+        op: Op,
+        /// The decoration.
+        decoration: String,
+        /// Why.
+        why: &'static str,
+    },
+    /// An `OpBitcast` between types of different total sizes.
+    #[error("%{id} (OpBitcast): the result type {result} is {} bits but the operand's type {operand} is {}: a bitcast keeps the size", result.bits(), operand.bits())]
+    BitcastSize {
+        /// The result id.
+        id: u32,
+        /// The result type.
+        result: SpirvType,
+        /// The operand's type.
+        operand: SpirvType,
+    },
+    /// The request the instruction computes is not one clconv lowers as configured (half
+    /// without cl_khr_fp16).
+    #[error("%{id} ({op}): {source}")]
+    Request {
+        /// The result id.
+        id: u32,
+        /// The opcode.
+        op: Op,
+        /// Why.
+        source: RequestError,
+    },
+    /// The lowering refused the caller's values.
+    #[error("%{id} ({request}): {source}")]
+    Lower {
+        /// The result id.
+        id: u32,
+        /// The request.
+        request: Request,
+        /// Why.
+        source: LowerError,
+    },
+}
+
+/// Where an instruction is in a module: what an error says when the instruction's own id is not
+/// known (an unknown opcode, a truncated instruction) or it has none.
+///
+/// ```
+/// use clconv::spirv::Location;
+/// let at = Location { index: 57, offset: 1240, opcode: 114, id: Some(41), previous_id: Some(40) };
+/// assert_eq!(at.to_string(), "%41 (OpSConvert, instruction #57 at byte 1240)");
+/// let at = Location { index: 58, offset: 1256, opcode: 4660, id: None, previous_id: Some(41) };
+/// assert_eq!(at.to_string(), "instruction #58 at byte 1256 (opcode 4660, the one after %41)");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// 1-based instruction number, the header not counted.
+    pub index: usize,
+    /// Byte offset of its first word.
+    pub offset: usize,
+    /// Its opcode.
+    pub opcode: u32,
+    /// Its result id, when it has one and it could be read.
+    pub id: Option<u32>,
+    /// The last result id before it, if any.
+    pub previous_id: Option<u32>,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match reader::opcode_name(self.opcode) {
+            Some(n) => format!("Op{n}"),
+            None => format!("opcode {}", self.opcode),
+        };
+        match self.id {
+            Some(id) => write!(
+                f,
+                "%{id} ({name}, instruction #{} at byte {})",
+                self.index, self.offset
+            ),
+            None => {
+                write!(
+                    f,
+                    "instruction #{} at byte {} ({name}",
+                    self.index, self.offset
+                )?;
+                match self.previous_id {
+                    Some(p) => write!(f, ", the one after %{p})"),
+                    None => f.write_str(", before any result id)"),
+                }
+            }
+        }
+    }
+}

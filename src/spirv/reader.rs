@@ -1,0 +1,823 @@
+//! Reading a binary module: the word-level checks, rspirv's parse, and resolving each conversion
+//! instruction's types and decorations.
+
+use super::{Instruction, Location, Op, Role, Scalar, SpirvError, SpirvType};
+use crate::request::Request;
+use crate::types::{Extensions, Rounding};
+use rspirv::binary::{self, Consumer, ParseAction, ParseState};
+use rspirv::dr;
+use rspirv::grammar::{OperandKind, INSTRUCTION_TABLE};
+use rspirv::spirv;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+/// SPIR-V's magic number, the module's first word.
+const MAGIC: u32 = 0x0723_0203;
+/// Words in the module header.
+const HEADER_WORDS: usize = 5;
+
+/// The SPIR-V name of `opcode` without `Op` (`"SConvert"`), if SPIR-V has one.
+pub(crate) fn opcode_name(opcode: u32) -> Option<&'static str> {
+    INSTRUCTION_TABLE.lookup_opcode(opcode).map(|g| g.opname)
+}
+
+/// The function a conversion instruction sits in.
+///
+/// `Display` gives its `OpName`, or `%id` when it has none (control characters in a name are
+/// escaped, so a name is one tab-free field).
+///
+/// ```
+/// use clconv::spirv::Function;
+/// assert_eq!(Function { id: 7, name: Some("pack_rgba".into()) }.to_string(), "pack_rgba");
+/// assert_eq!(Function { id: 7, name: None }.to_string(), "%7");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Function {
+    /// The function's result id.
+    pub id: u32,
+    /// Its `OpName`, if it has one.
+    pub name: Option<String>,
+}
+
+impl fmt::Display for Function {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.name {
+            Some(name) if !name.is_empty() => {
+                for c in name.chars() {
+                    if c.is_control() {
+                        write!(f, "{}", c.escape_default())?;
+                    } else {
+                        write!(f, "{c}")?;
+                    }
+                }
+                Ok(())
+            }
+            _ => write!(f, "%{}", self.id),
+        }
+    }
+}
+
+/// A conversion instruction found in a module, with the function it is in.
+///
+/// ```
+/// use clconv::spirv::Module;
+/// # let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/spirv/kernels.spv")).unwrap();
+/// let module = Module::parse(&bytes).unwrap();
+/// let first = &module.instructions()[0];
+/// assert_eq!(first.function.to_string(), "pack_rgba");
+/// assert_eq!(first.instruction.result_type.to_string(), "v4uchar");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located {
+    /// The enclosing function.
+    pub function: Function,
+    /// The instruction.
+    pub instruction: Instruction,
+}
+
+/// A conversion instruction found in a module and the request it computes.
+///
+/// ```
+/// use clconv::{spirv::Module, Extensions};
+/// # let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/spirv/kernels.spv")).unwrap();
+/// let found = Module::parse(&bytes).unwrap().conversions(Extensions::with_fp16()).unwrap();
+/// assert_eq!(found[0].request.to_string(), "convert_uchar4_sat_rte(float4)");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mapped {
+    /// The enclosing function.
+    pub function: Function,
+    /// The instruction.
+    pub instruction: Instruction,
+    /// The request it computes.
+    pub request: Request,
+}
+
+/// A SPIR-V module's conversion instructions, in module order, with their decorations.
+///
+/// [`Module::parse`] reads the binary and checks what it needs of it: the header, every
+/// instruction's size and operands (by the SPIR-V grammar), the types and decorations of each
+/// conversion instruction, and that `SaturatedConversion` and `FPRoundingMode` decorate only
+/// conversions. [`Module::conversions`] maps each instruction to its request. `OpBitcast`s of
+/// pointers are not conversions and are left out; so are conversions inside `OpSpecConstantOp`
+/// (constant expressions, not instructions).
+///
+/// ```
+/// use clconv::{spirv::Module, Extensions};
+/// # let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/spirv/kernels.spv")).unwrap();
+/// let module = Module::parse(&bytes).unwrap();
+/// let names: Vec<String> = module
+///     .conversions(Extensions::with_fp16())
+///     .unwrap()
+///     .iter()
+///     .map(|m| format!("{}: {}", m.function, m.request))
+///     .collect();
+/// assert!(names.contains(&"quantise_int8: convert_char8_sat_rte(float8)".to_string()));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Module {
+    version: (u8, u8),
+    located: Vec<Located>,
+}
+
+impl Module {
+    /// Reads a binary SPIR-V module (either byte order).
+    ///
+    /// ```
+    /// use clconv::spirv::{Module, SpirvError};
+    /// # let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/spirv/kernels.spv")).unwrap();
+    /// assert!(Module::parse(&bytes).is_ok());
+    /// let e = Module::parse(&bytes[..bytes.len() - 6]).unwrap_err(); // cut inside a word
+    /// assert!(matches!(e, SpirvError::PartialWord { .. }), "{e}");
+    /// ```
+    pub fn parse(bytes: &[u8]) -> Result<Module, SpirvError> {
+        let little = little_endian(bytes)?;
+        let scanned = scan(&little)?;
+        let mut collector = Collector::new(&scanned);
+        if let Err(state) = binary::parse_bytes(&little, &mut collector) {
+            return Err(parse_error(state, &scanned, collector.count));
+        }
+        let version = ((little[6]), (little[5]));
+        let located = collector.resolve()?;
+        Ok(Module { version, located })
+    }
+
+    /// The SPIR-V version the header declares, `(major, minor)`.
+    ///
+    /// ```
+    /// use clconv::spirv::Module;
+    /// # let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/spirv/kernels.spv")).unwrap();
+    /// assert_eq!(Module::parse(&bytes).unwrap().version(), (1, 0)); // llvm-spirv 14
+    /// ```
+    pub fn version(&self) -> (u8, u8) {
+        self.version
+    }
+
+    /// Every conversion instruction, in module order.
+    pub fn instructions(&self) -> &[Located] {
+        &self.located
+    }
+
+    /// Every conversion instruction with the request it computes, in module order; the first
+    /// instruction that is not one clconv lowers under `ext` is the error.
+    pub fn conversions(&self, ext: Extensions) -> Result<Vec<Mapped>, SpirvError> {
+        self.located
+            .iter()
+            .map(|l| {
+                Ok(Mapped {
+                    function: l.function.clone(),
+                    instruction: l.instruction,
+                    request: l.instruction.request(ext)?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The module's bytes in little-endian word order, after checking the header's magic number.
+fn little_endian(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, SpirvError> {
+    if bytes.len() < HEADER_WORDS * 4 {
+        return Err(SpirvError::Header { bytes: bytes.len() });
+    }
+    let first = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    if first == MAGIC {
+        Ok(std::borrow::Cow::Borrowed(bytes))
+    } else if first == MAGIC.swap_bytes() {
+        let mut swapped = bytes.to_vec();
+        for word in swapped.chunks_exact_mut(4) {
+            word.reverse();
+        }
+        Ok(std::borrow::Cow::Owned(swapped))
+    } else {
+        Err(SpirvError::Magic { found: first })
+    }
+}
+
+/// One instruction as the word-level scan saw it.
+struct Scanned {
+    offset: usize,
+    opcode: u32,
+    id: Option<u32>,
+    previous_id: Option<u32>,
+}
+
+impl Scanned {
+    fn location(&self, index: usize) -> Location {
+        Location {
+            index,
+            offset: self.offset,
+            opcode: self.opcode,
+            id: self.id,
+            previous_id: self.previous_id,
+        }
+    }
+}
+
+fn word_at(bytes: &[u8], offset: usize) -> Option<u32> {
+    let w = bytes.get(offset..offset + 4)?;
+    Some(u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+}
+
+/// The opcodes SPIR-V allows inside `OpSpecConstantOp` (rspirv's parser must not see others:
+/// some would reach a `panic!` in it).
+const SPEC_CONSTANT_OPS: &[spirv::Op] = {
+    use spirv::Op as O;
+    &[
+        O::SConvert,
+        O::UConvert,
+        O::FConvert,
+        O::SNegate,
+        O::Not,
+        O::IAdd,
+        O::ISub,
+        O::IMul,
+        O::UDiv,
+        O::SDiv,
+        O::UMod,
+        O::SRem,
+        O::SMod,
+        O::ShiftRightLogical,
+        O::ShiftRightArithmetic,
+        O::ShiftLeftLogical,
+        O::BitwiseOr,
+        O::BitwiseXor,
+        O::BitwiseAnd,
+        O::VectorShuffle,
+        O::CompositeExtract,
+        O::CompositeInsert,
+        O::LogicalOr,
+        O::LogicalAnd,
+        O::LogicalNot,
+        O::LogicalEqual,
+        O::LogicalNotEqual,
+        O::Select,
+        O::IEqual,
+        O::INotEqual,
+        O::ULessThan,
+        O::SLessThan,
+        O::UGreaterThan,
+        O::SGreaterThan,
+        O::ULessThanEqual,
+        O::SLessThanEqual,
+        O::UGreaterThanEqual,
+        O::SGreaterThanEqual,
+        O::QuantizeToF16,
+        O::ConvertFToS,
+        O::ConvertSToF,
+        O::ConvertFToU,
+        O::ConvertUToF,
+        O::ConvertPtrToU,
+        O::ConvertUToPtr,
+        O::GenericCastToPtr,
+        O::PtrCastToGeneric,
+        O::Bitcast,
+        O::FNegate,
+        O::FAdd,
+        O::FSub,
+        O::FMul,
+        O::FDiv,
+        O::FRem,
+        O::FMod,
+        O::AccessChain,
+        O::InBoundsAccessChain,
+        O::PtrAccessChain,
+        O::InBoundsPtrAccessChain,
+    ]
+};
+
+/// Walks the instructions word by word: every word count non-zero and inside the module,
+/// every opcode known, every `OpSpecConstantOp` computing what SPIR-V allows. After this,
+/// rspirv's parser reads only whole instructions it has a grammar for.
+fn scan(bytes: &[u8]) -> Result<Vec<Scanned>, SpirvError> {
+    let mut out = Vec::new();
+    let mut pos = HEADER_WORDS * 4;
+    let mut previous_id = None;
+    while pos < bytes.len() {
+        let index = out.len() + 1;
+        let Some(first) = word_at(bytes, pos) else {
+            return Err(SpirvError::PartialWord {
+                bytes: bytes.len(),
+                last_end: pos,
+            });
+        };
+        let (words, opcode) = (first >> 16, first & 0xffff);
+        let mut at = Scanned {
+            offset: pos,
+            opcode,
+            id: None,
+            previous_id,
+        };
+        let grammar = INSTRUCTION_TABLE.lookup_opcode(opcode);
+        // The result id, where the grammar puts one and the words are there.
+        let id_word = grammar.and_then(|g| match g.operands.first().map(|o| o.kind) {
+            Some(OperandKind::IdResultType) => Some(2),
+            Some(OperandKind::IdResult) => Some(1),
+            _ => None,
+        });
+        if let Some(k) = id_word.filter(|&k| k < words as usize) {
+            at.id = word_at(bytes, pos + 4 * k);
+        }
+        if words == 0 {
+            return Err(SpirvError::WordCountZero {
+                at: at.location(index),
+            });
+        }
+        let end = pos + 4 * words as usize;
+        if end > bytes.len() {
+            if !bytes.len().is_multiple_of(4) {
+                return Err(SpirvError::PartialWord {
+                    bytes: bytes.len(),
+                    last_end: pos,
+                });
+            }
+            return Err(SpirvError::Truncated {
+                at: at.location(index),
+                words,
+                available: (bytes.len() - pos) / 4,
+            });
+        }
+        let Some(grammar) = grammar else {
+            return Err(SpirvError::UnknownOpcode {
+                at: at.location(index),
+                opcode,
+            });
+        };
+        if grammar.opcode == spirv::Op::SpecConstantOp {
+            // OpSpecConstantOp %type %id <opcode> operands...
+            let inner = (words >= 4).then(|| word_at(bytes, pos + 12)).flatten();
+            let allowed = inner
+                .and_then(|w| INSTRUCTION_TABLE.lookup_opcode(w))
+                .is_some_and(|g| SPEC_CONSTANT_OPS.contains(&g.opcode));
+            if !allowed {
+                return Err(SpirvError::Malformed {
+                    at: at.location(index),
+                    why: match inner {
+                        Some(w) => format!(
+                            "OpSpecConstantOp cannot compute {}",
+                            opcode_name(w).map_or(format!("opcode {w}"), |n| format!("Op{n}"))
+                        ),
+                        None => "OpSpecConstantOp without its opcode operand".into(),
+                    },
+                });
+            }
+        }
+        previous_id = at.id.or(previous_id);
+        out.push(at);
+        pos = end;
+    }
+    Ok(out)
+}
+
+/// The error for a parse rspirv stopped: `count` instructions had been consumed.
+fn parse_error(state: ParseState, scanned: &[Scanned], count: usize) -> SpirvError {
+    let at = |index: usize| {
+        let i = index.clamp(1, scanned.len().max(1));
+        match scanned.get(i - 1) {
+            Some(s) => s.location(i),
+            None => Location {
+                index: i,
+                offset: HEADER_WORDS * 4,
+                opcode: 0,
+                id: None,
+                previous_id: None,
+            },
+        }
+    };
+    let (index, why) = match state {
+        ParseState::ConsumerError(err) => {
+            return match err.downcast::<SpirvError>() {
+                Ok(e) => *e,
+                Err(other) => SpirvError::Malformed {
+                    at: at(count + 1),
+                    why: other.to_string(),
+                },
+            }
+        }
+        ParseState::OperandExpected(_, index) => (
+            index,
+            "fewer operands than the SPIR-V grammar requires: the module is corrupt".to_string(),
+        ),
+        ParseState::OperandExceeded(_, index) => (
+            index,
+            "more operands than the SPIR-V grammar allows: the module is corrupt".to_string(),
+        ),
+        ParseState::OperandError(e) => (count + 1, format!("bad operand: {e}")),
+        ParseState::TypeUnsupported(_, index) => (
+            index,
+            "a literal of a type the SPIR-V parser cannot size (an integer or float type of an \
+             unusual width)"
+                .to_string(),
+        ),
+        ParseState::SpecConstantOpIntegerIncorrect(_, index) => {
+            (index, "OpSpecConstantOp with an unknown opcode".to_string())
+        }
+        // The scan has checked the header and every instruction's opcode and word count.
+        other => (count + 1, other.to_string()),
+    };
+    SpirvError::Malformed { at: at(index), why }
+}
+
+/// A decoration clconv reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Deco {
+    Saturated,
+    Rounding(Rounding),
+}
+
+impl Deco {
+    fn name(self) -> String {
+        match self {
+            Deco::Saturated => "SaturatedConversion".into(),
+            Deco::Rounding(r) => super::rounding_decoration(r),
+        }
+    }
+}
+
+/// A type as declared.
+#[derive(Clone, Copy)]
+enum TypeDef {
+    Int { width: u32, signed: bool },
+    Float { width: u32, ieee: bool },
+    Vector { component: u32, count: u32 },
+    Other(&'static str),
+}
+
+/// A conversion instruction as parsed, before its types are resolved.
+struct RawConversion {
+    function: u32,
+    op: Op,
+    id: u32,
+    result_type: u32,
+    operand: u32,
+}
+
+/// rspirv's consumer: collects names, types, decorations and conversion instructions.
+struct Collector<'a> {
+    scanned: &'a [Scanned],
+    /// Instructions consumed.
+    count: usize,
+    names: HashMap<u32, String>,
+    decorations: Vec<(u32, Deco)>,
+    groups: HashSet<u32>,
+    group_decorations: Vec<(u32, Vec<u32>)>,
+    types: HashMap<u32, TypeDef>,
+    /// Result id -> (defining opcode, result type).
+    defs: HashMap<u32, (spirv::Op, Option<u32>)>,
+    conversions: Vec<RawConversion>,
+    /// The function being read: its id and where it starts.
+    function: Option<(u32, usize)>,
+}
+
+impl<'a> Collector<'a> {
+    fn new(scanned: &'a [Scanned]) -> Collector<'a> {
+        Collector {
+            scanned,
+            count: 0,
+            names: HashMap::new(),
+            decorations: Vec::new(),
+            groups: HashSet::new(),
+            group_decorations: Vec::new(),
+            types: HashMap::new(),
+            defs: HashMap::new(),
+            conversions: Vec::new(),
+            function: None,
+        }
+    }
+
+    fn location(&self, index: usize) -> Location {
+        self.scanned[index - 1].location(index)
+    }
+
+    fn malformed(&self, index: usize, why: String) -> ParseAction {
+        ParseAction::Error(Box::new(SpirvError::Malformed {
+            at: self.location(index),
+            why,
+        }))
+    }
+
+    /// Records one instruction; `Err` for what makes the module unreadable.
+    fn take(&mut self, inst: &dr::Instruction) -> Result<(), String> {
+        use dr::Operand as O;
+        let opcode = inst.class.opcode;
+        if let Some(id) = inst.result_id {
+            self.defs.insert(id, (opcode, inst.result_type));
+        }
+        let word = |i: usize| match inst.operands.get(i) {
+            Some(O::LiteralBit32(w)) => Some(*w),
+            _ => None,
+        };
+        let id_ref = |i: usize| match inst.operands.get(i) {
+            Some(O::IdRef(id)) => Some(*id),
+            _ => None,
+        };
+        match opcode {
+            spirv::Op::Name => {
+                if let (Some(target), Some(O::LiteralString(name))) =
+                    (id_ref(0), inst.operands.get(1))
+                {
+                    self.names.entry(target).or_insert_with(|| name.clone());
+                }
+            }
+            spirv::Op::Decorate | spirv::Op::DecorateId | spirv::Op::DecorateString => {
+                let deco = match (inst.operands.get(1), inst.operands.get(2)) {
+                    (Some(O::Decoration(spirv::Decoration::SaturatedConversion)), _) => {
+                        Some(Deco::Saturated)
+                    }
+                    (
+                        Some(O::Decoration(spirv::Decoration::FPRoundingMode)),
+                        Some(O::FPRoundingMode(m)),
+                    ) => Some(Deco::Rounding(match m {
+                        spirv::FPRoundingMode::RTE => Rounding::Rte,
+                        spirv::FPRoundingMode::RTZ => Rounding::Rtz,
+                        spirv::FPRoundingMode::RTP => Rounding::Rtp,
+                        spirv::FPRoundingMode::RTN => Rounding::Rtn,
+                    })),
+                    _ => None,
+                };
+                if let (Some(target), Some(deco)) = (id_ref(0), deco) {
+                    self.decorations.push((target, deco));
+                }
+            }
+            spirv::Op::DecorationGroup => {
+                if let Some(id) = inst.result_id {
+                    self.groups.insert(id);
+                }
+            }
+            spirv::Op::GroupDecorate => {
+                if let Some(group) = id_ref(0) {
+                    let targets = (1..inst.operands.len()).filter_map(id_ref).collect();
+                    self.group_decorations.push((group, targets));
+                }
+            }
+            spirv::Op::TypeInt => {
+                if let (Some(id), Some(width), Some(signedness)) =
+                    (inst.result_id, word(0), word(1))
+                {
+                    self.types.insert(
+                        id,
+                        TypeDef::Int {
+                            width,
+                            signed: signedness == 1,
+                        },
+                    );
+                }
+            }
+            spirv::Op::TypeFloat => {
+                if let (Some(id), Some(width)) = (inst.result_id, word(0)) {
+                    let ieee = inst.operands.len() == 1;
+                    self.types.insert(id, TypeDef::Float { width, ieee });
+                }
+            }
+            spirv::Op::TypeVector => {
+                if let (Some(id), Some(component), Some(count)) =
+                    (inst.result_id, id_ref(0), word(1))
+                {
+                    self.types.insert(id, TypeDef::Vector { component, count });
+                }
+            }
+            op if op.is_type() => {
+                if let Some(id) = inst.result_id {
+                    self.types.insert(id, TypeDef::Other(inst.class.opname));
+                }
+            }
+            spirv::Op::Function => {
+                if let Some((open, _)) = self.function {
+                    return Err(format!(
+                        "a function starts inside function %{open} (its OpFunctionEnd is missing)"
+                    ));
+                }
+                let id = inst.result_id.unwrap_or(0);
+                self.function = Some((id, self.count));
+            }
+            spirv::Op::FunctionEnd => {
+                if self.function.take().is_none() {
+                    return Err("OpFunctionEnd outside a function".into());
+                }
+            }
+            _ => {
+                let Some(op) = Op::from_opcode(opcode as u32) else {
+                    return Ok(());
+                };
+                let (Some(id), Some(result_type), Some(operand)) =
+                    (inst.result_id, inst.result_type, id_ref(0))
+                else {
+                    return Err(format!("{op} without its result type, id or operand"));
+                };
+                let Some((function, _)) = self.function else {
+                    return Err(format!("{op} %{id} outside any function"));
+                };
+                self.conversions.push(RawConversion {
+                    function,
+                    op,
+                    id,
+                    result_type,
+                    operand,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// After the parse: the decorations applied and checked, each conversion's types resolved.
+    fn resolve(self) -> Result<Vec<Located>, SpirvError> {
+        // Group decorations onto their targets, after the direct ones.
+        let mut decorations: Vec<(u32, Deco)> = self
+            .decorations
+            .iter()
+            .filter(|(target, _)| !self.groups.contains(target))
+            .copied()
+            .collect();
+        for (group, targets) in &self.group_decorations {
+            for (target, deco) in &self.decorations {
+                if target == group {
+                    decorations.extend(targets.iter().map(|&t| (t, *deco)));
+                }
+            }
+        }
+
+        // Which ids are the conversions clconv reads (pointer bitcasts are not).
+        let mut kept: HashMap<u32, Option<(SpirvType, SpirvType)>> = HashMap::new();
+        for c in &self.conversions {
+            let types = self.types_of(c)?;
+            kept.insert(c.id, types);
+        }
+
+        let mut by_target: HashMap<u32, (bool, Option<Rounding>)> = HashMap::new();
+        for &(target, deco) in &decorations {
+            if !matches!(kept.get(&target), Some(Some(_))) {
+                let what = match (self.defs.get(&target), kept.get(&target)) {
+                    (_, Some(None)) => "it is an OpBitcast of pointers".to_string(),
+                    (Some((op, _)), _) => {
+                        let name = INSTRUCTION_TABLE
+                            .lookup_opcode(*op as u32)
+                            .map_or("an unknown instruction", |g| g.opname);
+                        format!("it is an Op{name}")
+                    }
+                    (None, _) => "no instruction in the module defines it (truncated?)".into(),
+                };
+                return Err(SpirvError::DecorationOnNonConversion {
+                    id: target,
+                    decoration: deco.name(),
+                    what,
+                });
+            }
+            let entry = by_target.entry(target).or_insert((false, None));
+            match deco {
+                Deco::Saturated => entry.0 = true,
+                Deco::Rounding(r) => match entry.1 {
+                    Some(prev) if prev != r => {
+                        return Err(SpirvError::ConflictingDecorations {
+                            id: target,
+                            first: Deco::Rounding(prev).name(),
+                            second: deco.name(),
+                        })
+                    }
+                    _ => entry.1 = Some(r),
+                },
+            }
+        }
+
+        let mut out = Vec::new();
+        for c in &self.conversions {
+            let Some(Some((result_type, operand_type))) = kept.get(&c.id).copied() else {
+                continue;
+            };
+            let (saturated, rounding) = by_target.get(&c.id).copied().unwrap_or((false, None));
+            let function = c.function;
+            out.push(Located {
+                function: Function {
+                    id: function,
+                    name: self.names.get(&function).cloned(),
+                },
+                instruction: Instruction {
+                    id: c.id,
+                    opcode: c.op as u32,
+                    result_type,
+                    operand_type,
+                    saturated,
+                    rounding,
+                },
+            });
+        }
+        Ok(out)
+    }
+
+    /// The result and operand types of `c`; `None` for a bitcast that involves a non-numeric
+    /// type (a pointer), which is not a conversion.
+    fn types_of(&self, c: &RawConversion) -> Result<Option<(SpirvType, SpirvType)>, SpirvError> {
+        let operand_type = match self.defs.get(&c.operand) {
+            None => {
+                return Err(SpirvError::Undefined {
+                    id: c.id,
+                    what: "operand",
+                    missing: c.operand,
+                    problem: "is defined by no instruction in the module",
+                })
+            }
+            Some((_, None)) => {
+                return Err(SpirvError::Undefined {
+                    id: c.id,
+                    what: "operand",
+                    missing: c.operand,
+                    problem: "is not a value (it has no type)",
+                })
+            }
+            Some((_, Some(t))) => *t,
+        };
+        let result = self.numeric(c, Role::Result, c.result_type)?;
+        let operand = self.numeric(c, Role::Operand, operand_type)?;
+        match (result, operand) {
+            (Ok(r), Ok(o)) => Ok(Some((r, o))),
+            _ if c.op == Op::Bitcast => Ok(None),
+            (Err(found), _) => Err(not_numeric(c, Role::Result, c.result_type, found)),
+            (_, Err(found)) => Err(not_numeric(c, Role::Operand, operand_type, found)),
+        }
+    }
+
+    /// The numeric type `id` declares, `Err(opname)` for a declared type that is not numeric.
+    fn numeric(
+        &self,
+        c: &RawConversion,
+        role: Role,
+        id: u32,
+    ) -> Result<Result<SpirvType, &'static str>, SpirvError> {
+        let what = match role {
+            Role::Result => "result type",
+            Role::Operand => "operand's type",
+        };
+        let scalar =
+            |t: u32, what: &'static str| -> Result<Result<Scalar, &'static str>, SpirvError> {
+                match self.types.get(&t) {
+                    Some(TypeDef::Int { width, signed }) => Ok(Ok(Scalar::Int {
+                        width: *width,
+                        signed: *signed,
+                    })),
+                    Some(TypeDef::Float { width, ieee: true }) => {
+                        Ok(Ok(Scalar::Float { width: *width }))
+                    }
+                    Some(TypeDef::Float { ieee: false, .. }) => {
+                        Ok(Err("TypeFloat with a non-IEEE encoding"))
+                    }
+                    Some(TypeDef::Vector { .. }) => Ok(Err("TypeVector of vectors")),
+                    Some(TypeDef::Other(name)) => Ok(Err(name)),
+                    None => Err(SpirvError::Undefined {
+                        id: c.id,
+                        what,
+                        missing: t,
+                        problem: "is not a type declared in the module",
+                    }),
+                }
+            };
+        match self.types.get(&id) {
+            Some(TypeDef::Vector { component, count }) => Ok(scalar(*component, "component type")?
+                .map(|s| SpirvType {
+                    scalar: s,
+                    components: *count,
+                })),
+            _ => Ok(scalar(id, what)?.map(|s| SpirvType {
+                scalar: s,
+                components: 1,
+            })),
+        }
+    }
+}
+
+fn not_numeric(c: &RawConversion, role: Role, type_id: u32, found: &'static str) -> SpirvError {
+    SpirvError::NotNumeric {
+        id: c.id,
+        op: c.op,
+        role,
+        type_id,
+        found,
+    }
+}
+
+impl Consumer for Collector<'_> {
+    fn initialize(&mut self) -> ParseAction {
+        ParseAction::Continue
+    }
+
+    fn finalize(&mut self) -> ParseAction {
+        match self.function {
+            Some((id, index)) => self.malformed(
+                index,
+                format!(
+                    "function %{id} has no OpFunctionEnd: the module ends inside it (truncated?)"
+                ),
+            ),
+            None => ParseAction::Continue,
+        }
+    }
+
+    fn consume_header(&mut self, _header: dr::ModuleHeader) -> ParseAction {
+        ParseAction::Continue
+    }
+
+    fn consume_instruction(&mut self, inst: dr::Instruction) -> ParseAction {
+        self.count += 1;
+        match self.take(&inst) {
+            Ok(()) => ParseAction::Continue,
+            Err(why) => self.malformed(self.count, why),
+        }
+    }
+}

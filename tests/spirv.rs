@@ -1,0 +1,1468 @@
+//! `clconv::spirv` on SPIR-V from the real toolchain and on bad input.
+//!
+//! - The 6,270 conversions of the matrix, compiled by clang and llvm-spirv (one function each,
+//!   `tests/spirv/from_*.spv`, `manifest.tsv` names the request each function's source named):
+//!   every conversion instruction maps to a request with the same results as the named one on
+//!   every input tried (exhaustive for 8- and 16-bit sources), and every function without a
+//!   conversion instruction holds a conversion that is the identity on the bits.
+//! - The realistic kernels (`tests/spirv/kernels.spv`): their conversions lowered with
+//!   `spirv::lower` into functions of our own, JIT-compiled and run bit-exact against the
+//!   reference, in both operand forms.
+//! - Bad input: each kind of broken module or instruction is a typed error naming the
+//!   instruction, and mutated modules (truncated, words overwritten, opcodes and word counts
+//!   changed) never panic.
+#![cfg(feature = "spirv")]
+
+use clconv::cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData, Value};
+use clconv::cranelift_codegen::settings::{self, Configurable};
+use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use clconv::lower::{element_type, vector_parts, Lowering};
+use clconv::reference::{self, ElementConverter};
+use clconv::spirv::{self, Instruction, Module, Op, Role, SpirvError, SpirvType};
+use clconv::{
+    Conversion, Extensions, Layout, Request, RequestError, Rounding, ScalarType, VectorType,
+};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Linkage, Module as _};
+use proptest::prelude::*;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Write;
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/spirv/");
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(format!("{DIR}{name}")).unwrap_or_else(|e| panic!("{DIR}{name}: {e}"))
+}
+
+/// Writes to the test output even when libtest captures it (the counts this test must show).
+fn show(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+}
+
+fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+/// Source bits to compare two conversions from `t` on: every value of an 8- or 16-bit type;
+/// for 32 and 64 bits the boundaries of every type (each power of two, and one either side),
+/// floating specials and pseudo-random bits.
+fn inputs(t: ScalarType) -> Vec<u64> {
+    let bits = t.bits();
+    if bits <= 16 {
+        return (0..1u64 << bits).collect();
+    }
+    let mask = u64::MAX >> (64 - bits);
+    let mut out = vec![0, 1, mask, mask >> 1, (mask >> 1) + 1];
+    for k in 0..bits {
+        let p = 1u64 << k;
+        out.extend([p, p.wrapping_sub(1), p + 1, p.wrapping_neg() & mask]);
+    }
+    let floats: Vec<u64> = if bits == 32 {
+        let mut v: Vec<u64> = [
+            0.0f32,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            2.5,
+            -2.5,
+            127.5,
+            128.0,
+            -128.5,
+            255.5,
+            256.0,
+            32767.5,
+            65535.5,
+            2147483520.0,
+            2147483648.0,
+            -2147483648.0,
+            4294967040.0,
+            4294967296.0,
+            9.223372e18,
+            1.8446743e19,
+            -1.0e30,
+            f32::MAX,
+            f32::MIN_POSITIVE,
+            1.0e-45,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ]
+        .iter()
+        .map(|x| u64::from(x.to_bits()))
+        .collect();
+        v.extend([
+            0x7fc0_0000,
+            0x7fa0_0001,
+            0xffc0_0123,
+            0x3eff_ffff,
+            0x4b80_0001,
+        ]);
+        v
+    } else {
+        let mut v: Vec<u64> = [
+            0.0f64,
+            -0.0,
+            0.5,
+            -0.5,
+            2.5,
+            -2.5,
+            255.5,
+            65535.5,
+            2147483647.5,
+            -2147483648.5,
+            4294967295.5,
+            9.223372036854775e18,
+            9.223372036854776e18,
+            -9.223372036854776e18,
+            1.8446744073709552e19,
+            3.4028235677973366e38,
+            3.4028235677973362e38,
+            6.5504e4,
+            6.5520e4,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            5e-324,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ]
+        .iter()
+        .map(|x| x.to_bits())
+        .collect();
+        v.extend([
+            0x7ff8_0000_0000_0000,
+            0x7ff4_0000_0000_0001,
+            0xfff8_0000_0000_0123,
+        ]);
+        v
+    };
+    out.extend(floats);
+    let mut state = 0x9e37_79b9_7f4a_7c15 ^ u64::from(bits);
+    for _ in 0..4096 {
+        out.push(xorshift(&mut state) & mask);
+    }
+    out
+}
+
+/// The first input on which `a` and `b` give different bits, if any; `tried` counts the inputs.
+fn first_difference(a: &Conversion, b: &Conversion, tried: &mut usize) -> Option<(u64, u64, u64)> {
+    let (ca, cb) = (
+        ElementConverter::new(a, Rounding::Rte),
+        ElementConverter::new(b, Rounding::Rte),
+    );
+    inputs(a.src().elem).into_iter().find_map(|x| {
+        *tried += 1;
+        let (ra, rb) = (ca.convert(x).bits, cb.convert(x).bits);
+        (ra != rb).then_some((x, ra, rb))
+    })
+}
+
+/// What the mapping had to choose for `mapped` where the source named `named`.
+fn difference_kind(named: &Conversion, mapped: &Conversion) -> String {
+    let mut kinds = Vec::new();
+    if named.rounding() != mapped.rounding() {
+        kinds.push("rounding modifier (no effect on integer -> integer)");
+    }
+    if named.src().elem != mapped.src().elem {
+        kinds.push("source signedness");
+    }
+    if named.dst().elem != mapped.dst().elem {
+        kinds.push("destination signedness");
+    }
+    if named.saturate() != mapped.saturate() {
+        kinds.push("_sat");
+    }
+    kinds.join(" + ")
+}
+
+const MODULES: [&str; 11] = [
+    "from_char",
+    "from_uchar",
+    "from_short",
+    "from_ushort",
+    "from_int",
+    "from_uint",
+    "from_long",
+    "from_ulong",
+    "from_half",
+    "from_float",
+    "from_double",
+];
+
+#[test]
+fn llvm_spirv_fixtures_map_to_the_named_requests() {
+    let ext = Extensions::with_fp16();
+    let manifest = std::fs::read_to_string(format!("{DIR}manifest.tsv")).unwrap();
+    let rows: Vec<(&str, &str, Request)> = manifest
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let mut f = l.split('\t');
+            let (module, function, request) =
+                (f.next().unwrap(), f.next().unwrap(), f.next().unwrap());
+            (module, function, Request::parse(request, ext).unwrap())
+        })
+        .collect();
+    // The manifest is the whole matrix, each conversion once.
+    let named: HashSet<Request> = rows.iter().map(|r| r.2).collect();
+    let matrix: HashSet<Request> = Conversion::all(ext)
+        .into_iter()
+        .map(Request::Convert)
+        .collect();
+    assert_eq!(rows.len(), 6270);
+    assert_eq!(named, matrix);
+
+    // function name -> the requests of its conversion instructions, per module.
+    let mut found: HashMap<&str, HashMap<String, Vec<Request>>> = HashMap::new();
+    let mut instructions = 0;
+    for module in MODULES {
+        let parsed = Module::parse(&fixture(&format!("{module}.spv")))
+            .unwrap_or_else(|e| panic!("{module}.spv: {e}"));
+        let conversions = parsed
+            .conversions(ext)
+            .unwrap_or_else(|e| panic!("{module}.spv: {e}"));
+        instructions += conversions.len();
+        let per = found.entry(module).or_default();
+        for m in conversions {
+            per.entry(m.function.to_string())
+                .or_default()
+                .push(m.request);
+        }
+    }
+    let in_manifest: HashSet<(&str, &str)> = rows.iter().map(|r| (r.0, r.1)).collect();
+    for (module, per) in &found {
+        for function in per.keys() {
+            assert!(
+                in_manifest.contains(&(*module, function.as_str())),
+                "{module}.spv: {function} holds a conversion but is not in the manifest"
+            );
+        }
+    }
+
+    let mut exact = 0;
+    let mut equivalent: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut no_instruction: BTreeMap<String, usize> = BTreeMap::new();
+    let mut failures = Vec::new();
+    let mut tried = 0;
+    for (module, function, named) in &rows {
+        let Request::Convert(named_conv) = named else {
+            unreachable!("the manifest holds conversions")
+        };
+        match found[module].get(*function).map(Vec::as_slice) {
+            None | Some([]) => {
+                // No instruction: the conversion must be the identity on the bits.
+                let c = ElementConverter::new(named_conv, Rounding::Rte);
+                let mask = u64::MAX >> (64 - named.dst().elem.bits());
+                let identity = named.src().elem.bits() == named.dst().elem.bits()
+                    && inputs(named.src().elem).into_iter().all(|x| {
+                        tried += 1;
+                        c.convert(x).bits == x & mask
+                    });
+                if !identity {
+                    failures.push(format!(
+                        "{function}: no conversion instruction, but {named} is not the identity on the bits"
+                    ));
+                }
+                let sat = if named_conv.saturate() { "_sat" } else { "" };
+                let key = format!(
+                    "convert_{}{{,2,3,4,8,16}}{sat}{{,_rte,_rtz,_rtp,_rtn}}({}{{n}})",
+                    named.dst().elem,
+                    named.src().elem
+                );
+                *no_instruction.entry(key).or_default() += 1;
+            }
+            Some([mapped]) => {
+                let Request::Convert(mapped_conv) = mapped else {
+                    failures.push(format!("{function}: {named} came back as {mapped}"));
+                    continue;
+                };
+                if mapped == named {
+                    exact += 1;
+                    continue;
+                }
+                let same_shape = mapped.src().width == named.src().width
+                    && mapped.src().elem.bits() == named.src().elem.bits()
+                    && mapped.dst().elem.bits() == named.dst().elem.bits()
+                    && mapped.src().elem.is_float() == named.src().elem.is_float()
+                    && mapped.dst().elem.is_float() == named.dst().elem.is_float();
+                match first_difference(named_conv, mapped_conv, &mut tried) {
+                    None if same_shape => equivalent
+                        .entry(difference_kind(named_conv, mapped_conv))
+                        .or_default()
+                        .push(format!("{named} -> {mapped}")),
+                    None => failures.push(format!(
+                        "{function}: {named} mapped to {mapped}, of another type or width"
+                    )),
+                    Some((x, a, b)) => failures.push(format!(
+                        "{function}: {named} mapped to {mapped}, which differs on input {x:#x}: {a:#x} vs {b:#x}"
+                    )),
+                }
+            }
+            Some(more) => failures.push(format!(
+                "{function}: {} conversion instructions for {named}: {more:?}",
+                more.len()
+            )),
+        }
+    }
+
+    let equivalent_count: usize = equivalent.values().map(Vec::len).sum();
+    let none_count: usize = no_instruction.values().sum();
+    let mut report = format!(
+        "\nSPIR-V fixtures (clang + llvm-spirv, tests/spirv/TOOLS.txt): {} conversions in {} modules, \
+         {instructions} conversion instructions\n\
+         \x20 {} functions with one conversion instruction: {} map to a request with the same \
+         results as the one the source named ({exact} exactly that request, {equivalent_count} \
+         another spelling with the same bits on every input tried)\n",
+        rows.len(),
+        MODULES.len(),
+        rows.len() - none_count,
+        exact + equivalent_count,
+    );
+    for (kind, list) in &equivalent {
+        report += &format!("    differ in {kind}: {} (e.g. {})\n", list.len(), list[0]);
+    }
+    report += &format!(
+        "  {none_count} functions with no conversion instruction (llvm-spirv emits none for an \
+         identity on the bits; each checked to be one):\n"
+    );
+    for (group, n) in &no_instruction {
+        report += &format!("    {group}: {n}\n");
+    }
+    report += &format!(
+        "  {} of {} conversion instructions map to the named request's results; with the \
+         {none_count} no-instruction ones, {} of {} conversions accounted for \
+         ({tried} inputs run through the reference); {} failures\n",
+        exact + equivalent_count,
+        rows.len() - none_count,
+        exact + equivalent_count + none_count,
+        rows.len(),
+        failures.len()
+    );
+    show(&report);
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert_eq!(exact + equivalent_count + none_count, 6270);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The realistic kernels, lowered and run.
+
+/// The conversions of kernels.cl, in module order: function, the request its source named.
+const KERNELS: [(&str, &str); 8] = [
+    ("pack_rgba", "convert_uchar4_sat_rte(float4)"),
+    ("pack_rgba_u32", "convert_uchar4_sat_rte(float4)"),
+    ("quantise_int8", "convert_char8_sat_rte(float8)"),
+    ("dequantise_int8", "convert_float8(char8)"),
+    ("requantise", "convert_char4_sat(int4)"),
+    ("pcm_to_half", "convert_float(short)"),
+    ("truncate_to_half", "convert_half4_rtz(float4)"),
+    ("sort_key", "as_uint(float)"),
+];
+
+#[derive(Clone, Copy, Debug)]
+enum Form {
+    Components,
+    Parts,
+}
+
+fn jit() -> JITModule {
+    let mut flags = settings::builder();
+    flags.set("use_colocated_libcalls", "false").unwrap();
+    flags.set("is_pic", "false").unwrap();
+    let isa = clconv::cranelift_native::builder()
+        .unwrap()
+        .finish(settings::Flags::new(flags))
+        .unwrap();
+    let mut jit = JITBuilder::with_isa(isa, default_libcall_names());
+    jit.symbol(
+        "nearbyintf",
+        nearbyintf as extern "C" fn(f32) -> f32 as *const u8,
+    );
+    jit.symbol(
+        "nearbyint",
+        nearbyint as extern "C" fn(f64) -> f64 as *const u8,
+    );
+    jit.symbol("floorf", floorf as extern "C" fn(f32) -> f32 as *const u8);
+    jit.symbol("floor", floor as extern "C" fn(f64) -> f64 as *const u8);
+    jit.symbol("ceilf", ceilf as extern "C" fn(f32) -> f32 as *const u8);
+    jit.symbol("ceil", ceil as extern "C" fn(f64) -> f64 as *const u8);
+    jit.symbol("truncf", truncf as extern "C" fn(f32) -> f32 as *const u8);
+    jit.symbol("trunc", trunc as extern "C" fn(f64) -> f64 as *const u8);
+    JITModule::new(jit)
+}
+
+extern "C" fn nearbyintf(x: f32) -> f32 {
+    x.round_ties_even()
+}
+extern "C" fn nearbyint(x: f64) -> f64 {
+    x.round_ties_even()
+}
+extern "C" fn floorf(x: f32) -> f32 {
+    x.floor()
+}
+extern "C" fn floor(x: f64) -> f64 {
+    x.floor()
+}
+extern "C" fn ceilf(x: f32) -> f32 {
+    x.ceil()
+}
+extern "C" fn ceil(x: f64) -> f64 {
+    x.ceil()
+}
+extern "C" fn truncf(x: f32) -> f32 {
+    x.trunc()
+}
+extern "C" fn trunc(x: f64) -> f64 {
+    x.trunc()
+}
+
+/// Compiles `fn(src, dst)` that loads one value of `request`'s source in `form`, lowers `inst`
+/// on it with one `spirv::lower` call, and stores the result; returns its address.
+fn compile(
+    module: &mut JITModule,
+    n: usize,
+    lowering: &Lowering,
+    inst: &Instruction,
+    request: &Request,
+    form: Form,
+) -> extern "C" fn(*const u8, *mut u8) {
+    let mut sig = module.make_signature();
+    sig.params.push(AbiParam::new(types::I64));
+    sig.params.push(AbiParam::new(types::I64));
+    let id = module
+        .declare_function(&format!("f{n}"), Linkage::Local, &sig)
+        .unwrap();
+    let mut ctx = module.make_context();
+    ctx.func.signature = sig;
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let (src, dst) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+    let flags = MemFlagsData::trusted();
+    let (s, d) = (request.src(), request.dst());
+    let args: Vec<Value> = match form {
+        Form::Components => {
+            let ty = element_type(s.elem);
+            (0..s.lanes())
+                .map(|i| b.ins().load(ty, flags, src, (i * s.elem.bytes()) as i32))
+                .collect()
+        }
+        Form::Parts => {
+            let (ty, count) = vector_parts(s);
+            (0..count)
+                .map(|i| b.ins().load(ty, flags, src, (16 * i) as i32))
+                .collect()
+        }
+    };
+    let out = spirv::lower(lowering, &mut b, inst, &args).unwrap();
+    match form {
+        Form::Components => {
+            assert_eq!(out.len(), d.lanes(), "{request}");
+            for (i, &v) in out.iter().enumerate() {
+                b.ins().store(flags, v, dst, (i * d.elem.bytes()) as i32);
+            }
+        }
+        Form::Parts => {
+            assert_eq!(out.len(), vector_parts(d).1, "{request}");
+            for (i, &v) in out.iter().enumerate() {
+                b.ins().store(flags, v, dst, (16 * i) as i32);
+            }
+        }
+    }
+    b.ins().return_(&[]);
+    b.seal_all_blocks();
+    b.finalize(module.isa().frontend_config());
+    module.define_function(id, &mut ctx).unwrap();
+    module.finalize_definitions().unwrap();
+    let code = module.get_finalized_function(id);
+    // SAFETY: `code` is the function just defined: (I64, I64) -> () in the module's default
+    // calling convention, which is `extern "C"`'s on the host.
+    unsafe { std::mem::transmute::<*const u8, extern "C" fn(*const u8, *mut u8)>(code) }
+}
+
+/// Element bits of type `t` to run: specials of every width, then pseudo-random.
+fn element_inputs(t: ScalarType, count: usize, seed: u64) -> Vec<u64> {
+    let all = inputs(t);
+    let mut state = seed | 1;
+    let mut out: Vec<u64> = all.iter().take(count / 2).copied().collect();
+    while out.len() < count {
+        let i = (xorshift(&mut state) % all.len() as u64) as usize;
+        out.push(all[i]);
+    }
+    out
+}
+
+#[test]
+fn realistic_kernels_lower_and_run_bit_exact() {
+    let ext = Extensions::with_fp16();
+    let module = Module::parse(&fixture("kernels.spv")).unwrap();
+    let found = module.conversions(ext).unwrap();
+    let listed: Vec<(String, String)> = found
+        .iter()
+        .map(|m| (m.function.to_string(), m.request.to_string()))
+        .collect();
+    let expected: Vec<(String, String)> = KERNELS
+        .iter()
+        .map(|(f, r)| (f.to_string(), r.to_string()))
+        .collect();
+    assert_eq!(listed, expected);
+
+    let host = clconv::target::Target::Host.isa().unwrap();
+    let lowerings = [
+        ("per element", Lowering::new().with_extensions(ext)),
+        (
+            "the host table's vector recipes",
+            Lowering::new().with_extensions(ext).with_isa(host),
+        ),
+        // Without FPRoundingMode a conversion to floating point rounds to nearest even in
+        // SPIR-V, whatever the static mode.
+        (
+            "static mode rtp",
+            Lowering::with_static_mode(Rounding::Rtp).with_extensions(ext),
+        ),
+    ];
+    let mut jit = jit();
+    let mut n = 0;
+    let mut runs = 0;
+    for m in &found {
+        let (s, d) = (m.request.src(), m.request.dst());
+        for (what, lowering) in &lowerings {
+            for form in [Form::Components, Form::Parts] {
+                n += 1;
+                let f = compile(&mut jit, n, lowering, &m.instruction, &m.request, form);
+                let elems = element_inputs(s.elem, 64 * s.lanes(), n as u64);
+                for chunk in elems.chunks(s.lanes()) {
+                    let mut src = vec![0u8; vector_parts(s).1 * 16];
+                    for (i, &x) in chunk.iter().enumerate() {
+                        let w = s.elem.bytes();
+                        src[i * w..(i + 1) * w].copy_from_slice(&x.to_le_bytes()[..w]);
+                    }
+                    let mut dst = vec![0u8; vector_parts(d).1 * 16 + 16];
+                    f(src.as_ptr(), dst.as_mut_ptr());
+                    let value = d.lanes() * d.elem.bytes();
+                    let mut want = vec![0u8; value];
+                    reference::evaluate(
+                        &m.request,
+                        Layout::Packed,
+                        &src[..s.lanes() * s.elem.bytes()],
+                        &mut want,
+                    )
+                    .unwrap();
+                    assert_eq!(
+                        dst[..value],
+                        want[..],
+                        "{} %{} {} ({what}, {form:?}) on {:02x?}",
+                        m.function,
+                        m.instruction.id,
+                        m.request,
+                        &src[..s.lanes() * s.elem.bytes()]
+                    );
+                    runs += 1;
+                }
+            }
+        }
+    }
+    show(&format!(
+        "\nkernels.spv: {} conversion instructions lowered with spirv::lower ({n} functions: 3 \
+         lowerings x 2 operand forms), {runs} runs, bit-exact against the reference\n",
+        found.len()
+    ));
+    // SAFETY: no function of the module is called after this.
+    unsafe { jit.free_memory() };
+}
+
+/// `OpConvertSToF %float %int` without `FPRoundingMode`: nearest even, as SPIR-V says, even under a
+/// lowering whose static mode is rtp; the reference agrees with the request it maps to.
+#[test]
+fn missing_rounding_mode_on_a_float_result_is_nearest_even() {
+    let inst = Instruction {
+        id: 9,
+        opcode: Op::ConvertSToF as u32,
+        result_type: SpirvType::float(32),
+        operand_type: SpirvType::int(32),
+        saturated: false,
+        rounding: None,
+    };
+    let request = inst.request(Extensions::default()).unwrap();
+    assert_eq!(request.to_string(), "convert_float(int)");
+    let mut jit = jit();
+    for (n, mode) in Rounding::ALL.into_iter().enumerate() {
+        let lowering = Lowering::with_static_mode(mode);
+        let f = compile(&mut jit, n, &lowering, &inst, &request, Form::Components);
+        let src = 16_777_217i32.to_le_bytes();
+        let mut dst = [0u8; 16];
+        f(src.as_ptr(), dst.as_mut_ptr());
+        assert_eq!(
+            f32::from_le_bytes(dst[..4].try_into().unwrap()),
+            16_777_216.0,
+            "{mode:?}"
+        );
+    }
+    // SAFETY: no function of the module is called after this.
+    unsafe { jit.free_memory() };
+}
+
+// ---------------------------------------------------------------------------------------------
+// One instruction at a time.
+
+fn inst(opcode: Op, result: SpirvType, operand: SpirvType) -> Instruction {
+    Instruction {
+        id: 42,
+        opcode: opcode as u32,
+        result_type: result,
+        operand_type: operand,
+        saturated: false,
+        rounding: None,
+    }
+}
+
+fn request(i: Instruction) -> String {
+    i.request(Extensions::with_fp16()).unwrap().to_string()
+}
+
+#[test]
+fn the_issue_s_instructions_map_as_documented() {
+    let int = SpirvType::int;
+    let float = SpirvType::float;
+    // convert_char4_sat(int4): OpSConvert %v4uchar, SaturatedConversion
+    let i = Instruction {
+        saturated: true,
+        ..inst(Op::SConvert, int(8).vector(4), int(32).vector(4))
+    };
+    assert_eq!(request(i), "convert_char4_sat(int4)");
+    // convert_uchar_sat(long), convert_uint_sat(int): OpSatConvertSToU
+    assert_eq!(
+        request(inst(Op::SatConvertSToU, int(8), int(64))),
+        "convert_uchar_sat(long)"
+    );
+    assert_eq!(
+        request(inst(Op::SatConvertSToU, int(32), int(32))),
+        "convert_uint_sat(int)"
+    );
+    assert_eq!(
+        request(inst(Op::SatConvertUToS, int(8), int(32))),
+        "convert_char_sat(uint)"
+    );
+    // convert_long_sat_rtn(double): OpConvertFToS %ulong, SaturatedConversion, RTN
+    let i = Instruction {
+        saturated: true,
+        rounding: Some(Rounding::Rtn),
+        ..inst(Op::ConvertFToS, int(64), float(64))
+    };
+    assert_eq!(request(i), "convert_long_sat_rtn(double)");
+    // convert_uchar(int): OpSConvert %uchar -> convert_char(int), the same bits
+    assert_eq!(
+        request(inst(Op::SConvert, int(8), int(32))),
+        "convert_char(int)"
+    );
+    assert_eq!(
+        request(inst(Op::UConvert, int(32), int(8))),
+        "convert_uint(uchar)"
+    );
+    assert_eq!(
+        request(inst(
+            Op::ConvertUToF,
+            float(16).vector(3),
+            int(64).vector(3)
+        )),
+        "convert_half3(ulong3)"
+    );
+    let i = Instruction {
+        rounding: Some(Rounding::Rtz),
+        ..inst(Op::FConvert, float(32).vector(16), float(64).vector(16))
+    };
+    assert_eq!(request(i), "convert_float16_rtz(double16)");
+    // OpBitcast: the declared signedness names the integers; counts may change.
+    assert_eq!(
+        request(inst(Op::Bitcast, int(32), float(32))),
+        "as_uint(float)"
+    );
+    assert_eq!(
+        request(inst(
+            Op::Bitcast,
+            SpirvType::signed_int(32).vector(2),
+            int(64)
+        )),
+        "as_int2(ulong)"
+    );
+    assert_eq!(
+        request(inst(Op::Bitcast, float(32).vector(3), int(32).vector(3))),
+        "as_float3(uint3)"
+    );
+}
+
+#[test]
+fn instructions_clconv_does_not_lower_are_typed_errors_naming_the_id() {
+    let ext = Extensions::default();
+    let int = SpirvType::int;
+    let float = SpirvType::float;
+    let err = |i: Instruction| {
+        let e = i.request(Extensions::with_fp16()).unwrap_err();
+        let text = e.to_string();
+        assert!(text.starts_with("%42"), "{text}");
+        assert!(!text.contains('\n'), "{text}");
+        e
+    };
+    // Not a conversion: OpFAdd (129), an opcode SPIR-V does not have.
+    let e = err(Instruction {
+        opcode: 129,
+        ..inst(Op::FConvert, float(32), float(64))
+    });
+    assert!(
+        matches!(
+            e,
+            SpirvError::NotAConversion {
+                name: Some("FAdd"),
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("OpFAdd"), "{e}");
+    let e = err(Instruction {
+        opcode: 65000,
+        ..inst(Op::FConvert, float(32), float(64))
+    });
+    assert!(
+        matches!(e, SpirvError::NotAConversion { name: None, .. }),
+        "{e}"
+    );
+    // A rounding decoration on an integer -> integer conversion.
+    let e = err(Instruction {
+        rounding: Some(Rounding::Rte),
+        ..inst(Op::SConvert, int(8), int(32))
+    });
+    assert!(
+        matches!(
+            e,
+            SpirvError::RoundingOnInteger {
+                rounding: Rounding::Rte,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("FPRoundingMode RTE"), "{e}");
+    // Mismatched component counts.
+    let e = err(inst(Op::SConvert, int(8).vector(4), int(32).vector(2)));
+    assert!(matches!(e, SpirvError::ComponentCount { .. }), "{e}");
+    // Saturation on a floating result, any decoration on a bitcast.
+    let e = err(Instruction {
+        saturated: true,
+        ..inst(Op::FConvert, float(32), float(64))
+    });
+    assert!(
+        matches!(e, SpirvError::DecorationNotApplicable { .. }),
+        "{e}"
+    );
+    let e = err(Instruction {
+        rounding: Some(Rounding::Rtz),
+        ..inst(Op::Bitcast, int(32), float(32))
+    });
+    assert!(
+        matches!(
+            e,
+            SpirvError::DecorationNotApplicable {
+                op: Op::Bitcast,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // An integer where the opcode reads floating point.
+    let e = err(inst(Op::ConvertFToS, int(32), int(32)));
+    assert!(
+        matches!(
+            e,
+            SpirvError::OperandKind {
+                role: Role::Operand,
+                expected: "floating-point",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = err(inst(Op::ConvertSToF, int(32), int(32)));
+    assert!(
+        matches!(
+            e,
+            SpirvError::OperandKind {
+                role: Role::Result,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // Types OpenCL has no conversion for.
+    for (result, operand) in [
+        (int(128), int(32)),
+        (int(32), int(1)),
+        (float(32), float(8)),
+        (int(8).vector(5), int(32).vector(5)),
+        (int(8).vector(0), int(32).vector(0)),
+    ] {
+        let e = err(inst(Op::UConvert, result, operand));
+        assert!(
+            matches!(e, SpirvError::UnsupportedType { .. })
+                || matches!(e, SpirvError::OperandKind { .. }),
+            "{e}"
+        );
+    }
+    // A bitcast that changes the size (SPIR-V counts a 3-vector as 3 components).
+    let e = err(inst(Op::Bitcast, float(32).vector(4), int(32).vector(3)));
+    assert!(matches!(e, SpirvError::BitcastSize { .. }), "{e}");
+    // Half without cl_khr_fp16.
+    let e = inst(Op::FConvert, float(16), float(32))
+        .request(ext)
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SpirvError::Request {
+                source: RequestError::HalfWithoutFp16 { .. },
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().starts_with("%42 (OpFConvert)"), "{e}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole modules built word by word.
+
+/// A tiny SPIR-V assembler: enough for one function holding one conversion.
+struct Asm {
+    words: Vec<u32>,
+}
+
+impl Asm {
+    fn new() -> Asm {
+        Asm {
+            words: vec![0x0723_0203, 0x0001_0000, 0, 100, 0],
+        }
+    }
+
+    fn op(&mut self, opcode: u32, operands: &[u32]) -> &mut Asm {
+        self.words
+            .push(((operands.len() as u32 + 1) << 16) | opcode);
+        self.words.extend_from_slice(operands);
+        self
+    }
+
+    fn string(s: &str) -> Vec<u32> {
+        let mut bytes = s.as_bytes().to_vec();
+        bytes.push(0);
+        while !bytes.len().is_multiple_of(4) {
+            bytes.push(0);
+        }
+        bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        self.words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+}
+
+// Opcodes and enumerants used below.
+const CAPABILITY: u32 = 17;
+const MEMORY_MODEL: u32 = 14;
+const NAME: u32 = 5;
+const DECORATE: u32 = 71;
+const DECORATION_GROUP: u32 = 73;
+const GROUP_DECORATE: u32 = 74;
+const TYPE_VOID: u32 = 19;
+const TYPE_INT: u32 = 21;
+const TYPE_FLOAT: u32 = 22;
+const TYPE_VECTOR: u32 = 23;
+const TYPE_POINTER: u32 = 32;
+const TYPE_FUNCTION: u32 = 33;
+const FUNCTION: u32 = 54;
+const FUNCTION_PARAMETER: u32 = 55;
+const FUNCTION_END: u32 = 56;
+const LABEL: u32 = 248;
+const RETURN: u32 = 253;
+const FADD: u32 = 129;
+const SATURATED: u32 = 28;
+const FP_ROUNDING_MODE: u32 = 39;
+
+/// Ids of the module `conversion_module` builds.
+const F: u32 = 1; // the function
+const T_VOID: u32 = 2;
+const T_FN: u32 = 3;
+const T_INT32: u32 = 4;
+const T_INT8: u32 = 5;
+const T_FLOAT32: u32 = 6;
+const T_FLOAT16: u32 = 7;
+const T_V4INT32: u32 = 8;
+const T_V4INT8: u32 = 9;
+const T_V2INT32: u32 = 10;
+const T_PTR: u32 = 11;
+const T_FLOAT64: u32 = 12;
+const P: u32 = 20; // the parameter
+const L: u32 = 21; // the label
+const C: u32 = 22; // the conversion
+const C2: u32 = 23; // a second conversion
+const GROUP: u32 = 30;
+
+/// A module with `%f = fn(%p: operand_type) { %22 = opcode result_type %p; %23 = ... }`,
+/// `decorations` (target, decoration words...) before the types.
+fn conversion_module(
+    convs: &[(u32, u32, u32)], // (opcode, result type, result id)
+    operand_type: u32,
+    decorations: &[&[u32]],
+) -> Asm {
+    let mut a = Asm::new();
+    for cap in [4, 5, 6, 9, 10, 11, 22, 39] {
+        a.op(CAPABILITY, &[cap]);
+    }
+    a.op(MEMORY_MODEL, &[2, 2]);
+    let mut name = vec![F];
+    name.extend(Asm::string("convert_things"));
+    a.op(NAME, &name);
+    for d in decorations {
+        let opcode = if d.len() == 1 {
+            DECORATION_GROUP
+        } else {
+            DECORATE
+        };
+        a.op(opcode, d);
+    }
+    a.op(TYPE_VOID, &[T_VOID])
+        .op(TYPE_INT, &[T_INT32, 32, 0])
+        .op(TYPE_INT, &[T_INT8, 8, 0])
+        .op(TYPE_FLOAT, &[T_FLOAT32, 32])
+        .op(TYPE_FLOAT, &[T_FLOAT16, 16])
+        .op(TYPE_FLOAT, &[T_FLOAT64, 64])
+        .op(TYPE_VECTOR, &[T_V4INT32, T_INT32, 4])
+        .op(TYPE_VECTOR, &[T_V4INT8, T_INT8, 4])
+        .op(TYPE_VECTOR, &[T_V2INT32, T_INT32, 2])
+        .op(TYPE_POINTER, &[T_PTR, 5, T_INT32])
+        .op(TYPE_FUNCTION, &[T_FN, T_VOID, operand_type])
+        .op(FUNCTION, &[T_VOID, F, 0, T_FN])
+        .op(FUNCTION_PARAMETER, &[operand_type, P])
+        .op(LABEL, &[L]);
+    for &(opcode, result_type, id) in convs {
+        a.op(opcode, &[result_type, id, P]);
+    }
+    a.op(RETURN, &[]).op(FUNCTION_END, &[]);
+    a
+}
+
+fn read(bytes: &[u8], ext: Extensions) -> Result<Vec<spirv::Mapped>, SpirvError> {
+    Module::parse(bytes)?.conversions(ext)
+}
+
+/// The error of reading `bytes`, checked to be one line.
+fn read_err(bytes: &[u8]) -> SpirvError {
+    let e = read(bytes, Extensions::with_fp16()).unwrap_err();
+    let text = e.to_string();
+    assert!(!text.is_empty() && !text.contains('\n'), "{text:?}");
+    e
+}
+
+#[test]
+fn hand_built_modules_read_with_decorations_and_groups() {
+    let sconvert = Op::SConvert as u32;
+    let ftou = Op::ConvertFToU as u32;
+    // Direct decorations.
+    let a = conversion_module(
+        &[(ftou, T_INT8, C)],
+        T_FLOAT32,
+        &[&[C, SATURATED], &[C, FP_ROUNDING_MODE, 0]],
+    );
+    let found = read(&a.bytes(), Extensions::default()).unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].function.to_string(), "convert_things");
+    assert_eq!(found[0].instruction.id, C);
+    assert_eq!(found[0].request.to_string(), "convert_uchar_sat_rte(float)");
+    // Through a decoration group, onto two instructions.
+    let mut a = conversion_module(
+        &[(ftou, T_INT8, C), (Op::ConvertFToS as u32, T_INT8, C2)],
+        T_FLOAT32,
+        &[&[GROUP, SATURATED], &[GROUP, FP_ROUNDING_MODE, 3], &[GROUP]],
+    );
+    // OpGroupDecorate %30 %22 %23, right after the group.
+    let at = a
+        .words
+        .iter()
+        .position(|&w| w == ((2 << 16) | DECORATION_GROUP))
+        .unwrap()
+        + 2;
+    a.words
+        .splice(at..at, [(4 << 16) | GROUP_DECORATE, GROUP, C, C2]);
+    let found = read(&a.bytes(), Extensions::default()).unwrap();
+    let names: Vec<String> = found.iter().map(|m| m.request.to_string()).collect();
+    assert_eq!(
+        names,
+        [
+            "convert_uchar_sat_rtn(float)",
+            "convert_char_sat_rtn(float)"
+        ]
+    );
+    // Big-endian: the same module, the same conversions.
+    let swapped: Vec<u8> = a.words.iter().flat_map(|w| w.to_be_bytes()).collect();
+    assert_eq!(read(&swapped, Extensions::default()).unwrap(), found);
+    // A function without OpName is %id; pointer bitcasts are not conversions.
+    let a = conversion_module(
+        &[(sconvert, T_INT8, C), (Op::Bitcast as u32, T_PTR, C2)],
+        T_INT32,
+        &[],
+    );
+    let mut words = a.words.clone();
+    let name_at = words
+        .iter()
+        .position(|&w| w >> 16 > 1 && w & 0xffff == NAME)
+        .unwrap();
+    let len = (words[name_at] >> 16) as usize;
+    words.drain(name_at..name_at + len);
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let found = read(&bytes, Extensions::default()).unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].function.to_string(), "%1");
+    assert_eq!(found[0].request.to_string(), "convert_char(int)");
+}
+
+#[test]
+fn bad_modules_are_typed_errors_naming_the_instruction() {
+    let sconvert = Op::SConvert as u32;
+    // A rounding decoration on an integer -> integer conversion.
+    let a = conversion_module(
+        &[(sconvert, T_INT8, C)],
+        T_INT32,
+        &[&[C, FP_ROUNDING_MODE, 0]],
+    );
+    let e = read_err(&a.bytes());
+    assert!(
+        matches!(e, SpirvError::RoundingOnInteger { id: C, .. }),
+        "{e}"
+    );
+    assert!(e.to_string().starts_with("%22 (OpSConvert)"), "{e}");
+    // Mismatched component counts.
+    let a = conversion_module(&[(sconvert, T_V4INT8, C)], T_V2INT32, &[]);
+    let e = read_err(&a.bytes());
+    assert!(matches!(e, SpirvError::ComponentCount { id: C, .. }), "{e}");
+    assert!(
+        e.to_string().contains("v4uchar") && e.to_string().contains("v2uint"),
+        "{e}"
+    );
+    // A decoration on a non-conversion: the parameter, an OpFAdd, an id nobody defines.
+    let a = conversion_module(&[(sconvert, T_INT8, C)], T_INT32, &[&[P, SATURATED]]);
+    let e = read_err(&a.bytes());
+    assert!(
+        matches!(e, SpirvError::DecorationOnNonConversion { id: P, .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("OpFunctionParameter"), "{e}");
+    let a = conversion_module(
+        &[(FADD, T_FLOAT32, C2)],
+        T_FLOAT32,
+        &[&[C2, FP_ROUNDING_MODE, 1]],
+    );
+    // OpFAdd takes two operands: give it %p twice.
+    let mut words = a.words.clone();
+    let at = words.iter().position(|&w| w == ((4 << 16) | FADD)).unwrap();
+    words[at] = (5 << 16) | FADD;
+    words.insert(at + 4, P);
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let e = read_err(&bytes);
+    assert!(
+        matches!(e, SpirvError::DecorationOnNonConversion { id: C2, .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("it is an OpFAdd"), "{e}");
+    let a = conversion_module(&[(sconvert, T_INT8, C)], T_INT32, &[&[99, SATURATED]]);
+    let e = read_err(&a.bytes());
+    assert!(
+        matches!(e, SpirvError::DecorationOnNonConversion { id: 99, .. }),
+        "{e}"
+    );
+    // Two rounding modes.
+    let a = conversion_module(
+        &[(Op::FConvert as u32, T_FLOAT16, C)],
+        T_FLOAT32,
+        &[&[C, FP_ROUNDING_MODE, 0], &[C, FP_ROUNDING_MODE, 2]],
+    );
+    let e = read_err(&a.bytes());
+    assert!(
+        matches!(e, SpirvError::ConflictingDecorations { id: C, .. }),
+        "{e}"
+    );
+    // Half without cl_khr_fp16: an error of the mapping, with --fp16 it reads.
+    let a = conversion_module(&[(Op::FConvert as u32, T_FLOAT16, C)], T_FLOAT32, &[]);
+    let e = read(&a.bytes(), Extensions::default()).unwrap_err();
+    assert!(
+        e.to_string().starts_with("%22 (OpFConvert)") && e.to_string().contains("--fp16"),
+        "{e}"
+    );
+    assert!(read(&a.bytes(), Extensions::with_fp16()).is_ok());
+    // A conversion of a pointer.
+    let a = conversion_module(&[(sconvert, T_PTR, C)], T_INT32, &[]);
+    let e = read_err(&a.bytes());
+    assert!(
+        matches!(
+            e,
+            SpirvError::NotNumeric {
+                id: C,
+                role: Role::Result,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // An operand nobody defines, a result type that is not a type.
+    let mut a = conversion_module(&[(sconvert, T_INT8, C)], T_INT32, &[]);
+    let at = a
+        .words
+        .iter()
+        .position(|&w| w == ((4 << 16) | sconvert))
+        .unwrap();
+    a.words[at + 3] = 77;
+    let e = read_err(&a.bytes());
+    assert!(
+        matches!(
+            e,
+            SpirvError::Undefined {
+                id: C,
+                missing: 77,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let a = conversion_module(&[(sconvert, L, C)], T_INT32, &[]);
+    let e = read_err(&a.bytes());
+    assert!(
+        matches!(
+            e,
+            SpirvError::Undefined {
+                id: C,
+                missing: L,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // An extra operand word on the conversion: the grammar's error, naming it.
+    let mut a = conversion_module(&[(sconvert, T_INT8, C)], T_INT32, &[]);
+    let at = a
+        .words
+        .iter()
+        .position(|&w| w == ((4 << 16) | sconvert))
+        .unwrap();
+    a.words[at] = (5 << 16) | sconvert;
+    a.words.insert(at + 4, P);
+    let e = read_err(&a.bytes());
+    assert!(matches!(e, SpirvError::Malformed { .. }), "{e}");
+    assert!(
+        e.to_string().starts_with("%22 (OpSConvert, instruction #"),
+        "{e}"
+    );
+    // A conversion outside a function, a function never closed.
+    let mut a = conversion_module(&[], T_INT32, &[]);
+    a.op(sconvert, &[T_INT8, C, P]);
+    let e = read_err(&a.bytes());
+    assert!(e.to_string().contains("outside any function"), "{e}");
+    let mut a = conversion_module(&[(sconvert, T_INT8, C)], T_INT32, &[]);
+    a.words.pop();
+    let e = read_err(&a.bytes());
+    assert!(e.to_string().contains("no OpFunctionEnd"), "{e}");
+    // OpSpecConstantOp with an opcode it cannot compute (rspirv would panic on OpConstant).
+    let mut a = conversion_module(&[], T_INT32, &[]);
+    a.op(52, &[T_INT32, 40, 43, 0]);
+    let e = read_err(&a.bytes());
+    assert!(
+        e.to_string()
+            .contains("OpSpecConstantOp cannot compute OpConstant"),
+        "{e}"
+    );
+}
+
+/// The offset of the first instruction whose first word is `word` in `bytes`.
+fn find_word(bytes: &[u8], word: u32) -> usize {
+    bytes
+        .chunks(4)
+        .position(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) == word)
+        .unwrap()
+        * 4
+}
+
+#[test]
+fn broken_llvm_spirv_modules_are_typed_errors_naming_the_instruction() {
+    let good = fixture("kernels.spv");
+    // %25 = OpConvertFToU %v4uchar %24: four words.
+    let at = find_word(&good, (4 << 16) | Op::ConvertFToU as u32);
+    assert_eq!(&good[at + 8..at + 12], &25u32.to_le_bytes());
+
+    // Truncated inside %25: whole words, then inside a word.
+    let e = read_err(&good[..at + 12]);
+    assert!(
+        matches!(&e, SpirvError::Truncated { at: l, words: 4, available: 3 } if l.id == Some(25)),
+        "{e}"
+    );
+    assert!(
+        e.to_string()
+            .starts_with("%25 (OpConvertFToU, instruction #"),
+        "{e}"
+    );
+    let e = read_err(&good[..at + 4]);
+    assert!(
+        matches!(&e, SpirvError::Truncated { at: l, .. } if l.id.is_none() && l.previous_id == Some(24)),
+        "{e}"
+    );
+    assert!(e.to_string().contains("the one after %24"), "{e}");
+    let e = read_err(&good[..at + 10]);
+    assert!(matches!(e, SpirvError::PartialWord { .. }), "{e}");
+    // Truncated in the header, and empty.
+    assert!(matches!(
+        read_err(&good[..12]),
+        SpirvError::Header { bytes: 12 }
+    ));
+    assert!(matches!(read_err(&[]), SpirvError::Header { bytes: 0 }));
+    // A wrong magic number.
+    let mut bad = good.clone();
+    bad[0] ^= 0xff;
+    let e = read_err(&bad);
+    assert!(matches!(e, SpirvError::Magic { .. }), "{e}");
+    assert!(e.to_string().contains("not a SPIR-V module"), "{e}");
+    // An unknown opcode in place of OpConvertFToU.
+    let mut bad = good.clone();
+    bad[at..at + 4].copy_from_slice(&((4u32 << 16) | 0x7777).to_le_bytes());
+    let e = read_err(&bad);
+    assert!(
+        matches!(&e, SpirvError::UnknownOpcode { opcode: 0x7777, at: l } if l.previous_id == Some(24)),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("unknown opcode 30583") && e.to_string().contains("after %24"),
+        "{e}"
+    );
+    // Word count zero.
+    let mut bad = good.clone();
+    bad[at..at + 4].copy_from_slice(&(Op::ConvertFToU as u32).to_le_bytes());
+    assert!(matches!(read_err(&bad), SpirvError::WordCountZero { .. }));
+    // A word count that runs past the end.
+    let mut bad = good.clone();
+    bad[at..at + 4].copy_from_slice(&((0xffffu32 << 16) | Op::ConvertFToU as u32).to_le_bytes());
+    let e = read_err(&bad);
+    assert!(
+        matches!(&e, SpirvError::Truncated { at: l, .. } if l.id == Some(25)),
+        "{e}"
+    );
+    // The conversion turned into an OpFAdd (4 words: too few operands for it).
+    let mut bad = good.clone();
+    bad[at..at + 4].copy_from_slice(&((4u32 << 16) | FADD).to_le_bytes());
+    let e = read_err(&bad);
+    assert!(
+        e.to_string().starts_with("%25 (OpFAdd, instruction #"),
+        "{e}"
+    );
+    // The decorations of %25 now decorate a non-conversion: made an OpCopyObject (83).
+    let mut bad = good.clone();
+    bad[at..at + 4].copy_from_slice(&((4u32 << 16) | 83).to_le_bytes());
+    let e = read_err(&bad);
+    assert!(
+        matches!(e, SpirvError::DecorationOnNonConversion { id: 25, .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("it is an OpCopyObject"), "{e}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Never a panic.
+
+/// Reads `bytes` as a CLI would; an error must be one non-empty line.
+fn read_any(bytes: &[u8]) {
+    match Module::parse(bytes) {
+        Ok(m) => {
+            for ext in [Extensions::default(), Extensions::with_fp16()] {
+                if let Err(e) = m.conversions(ext) {
+                    let t = e.to_string();
+                    assert!(!t.is_empty() && !t.contains('\n'), "{t:?}");
+                }
+            }
+        }
+        Err(e) => {
+            let t = e.to_string();
+            assert!(!t.is_empty() && !t.contains('\n'), "{t:?}");
+        }
+    }
+}
+
+/// Instruction boundaries (byte offsets) of a well-formed module.
+fn boundaries(bytes: &[u8]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut pos = 20;
+    while pos + 4 <= bytes.len() {
+        out.push(pos);
+        let w = u32::from_le_bytes(bytes[pos..pos + 4].try_into().unwrap());
+        pos += 4 * ((w >> 16).max(1) as usize);
+    }
+    out
+}
+
+#[test]
+fn every_truncation_and_word_overwrite_of_a_kernel_module_is_an_error_not_a_panic() {
+    let good = fixture("kernels.spv");
+    let mut executions = 0;
+    for len in 0..good.len() {
+        read_any(&good[..len]);
+        executions += 1;
+    }
+    let mut state = 7;
+    for word in 0..good.len() / 4 {
+        for value in [
+            0,
+            u32::MAX,
+            0x0001_0000,
+            0x0004_0000 | 0x7777,
+            xorshift(&mut state) as u32,
+        ] {
+            let mut bad = good.clone();
+            bad[4 * word..4 * word + 4].copy_from_slice(&value.to_le_bytes());
+            read_any(&bad);
+            executions += 1;
+        }
+    }
+    show(&format!(
+        "\nkernels.spv: {executions} truncated and overwritten copies read, no panic\n"
+    ));
+}
+
+/// A mutation of a module.
+#[derive(Clone, Debug)]
+enum Mutation {
+    Truncate(usize),
+    Word(usize, u32),
+    Bit(usize),
+    /// Instruction (by boundary index), new opcode.
+    Opcode(usize, u16),
+    /// Instruction, new word count.
+    WordCount(usize, u16),
+    /// Instruction boundary, words inserted.
+    Insert(usize, Vec<u32>),
+    Swap(usize, usize),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        any::<usize>().prop_map(Mutation::Truncate),
+        (any::<usize>(), any::<u32>()).prop_map(|(i, w)| Mutation::Word(i, w)),
+        any::<usize>().prop_map(Mutation::Bit),
+        (any::<usize>(), prop_oneof![0u16..400, any::<u16>()])
+            .prop_map(|(i, o)| Mutation::Opcode(i, o)),
+        (any::<usize>(), prop_oneof![0u16..8, any::<u16>()])
+            .prop_map(|(i, c)| Mutation::WordCount(i, c)),
+        (any::<usize>(), prop::collection::vec(any::<u32>(), 1..6))
+            .prop_map(|(i, w)| Mutation::Insert(i, w)),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Mutation::Swap(a, b)),
+    ]
+}
+
+fn mutate(base: &[u8], mutations: &[Mutation]) -> Vec<u8> {
+    let mut bytes = base.to_vec();
+    for m in mutations {
+        let bounds = boundaries(&bytes);
+        let words = bytes.len() / 4;
+        match m {
+            Mutation::Truncate(n) => bytes.truncate(n % (bytes.len() + 1)),
+            Mutation::Word(i, w) if words > 0 => {
+                let i = 4 * (i % words);
+                bytes[i..i + 4].copy_from_slice(&w.to_le_bytes());
+            }
+            Mutation::Bit(i) if !bytes.is_empty() => {
+                let i = i % (bytes.len() * 8);
+                bytes[i / 8] ^= 1 << (i % 8);
+            }
+            Mutation::Opcode(i, o) if !bounds.is_empty() => {
+                let at = bounds[i % bounds.len()];
+                bytes[at..at + 2].copy_from_slice(&o.to_le_bytes());
+            }
+            Mutation::WordCount(i, c) if !bounds.is_empty() => {
+                let at = bounds[i % bounds.len()];
+                bytes[at + 2..at + 4].copy_from_slice(&c.to_le_bytes());
+            }
+            Mutation::Insert(i, w) => {
+                let at = if bounds.is_empty() {
+                    bytes.len()
+                } else {
+                    bounds[i % bounds.len()]
+                };
+                let inserted: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+                bytes.splice(at..at, inserted);
+            }
+            Mutation::Swap(a, b) if bounds.len() > 1 => {
+                // Swap two instructions' first words.
+                let (x, y) = (bounds[a % bounds.len()], bounds[b % bounds.len()]);
+                for k in 0..4 {
+                    bytes.swap(x + k, y + k);
+                }
+            }
+            _ => {}
+        }
+    }
+    bytes
+}
+
+proptest! {
+    // PROPTEST_CASES sets the number of cases (VERIFICATION.md records a long run).
+    #![proptest_config(ProptestConfig::default())]
+
+    #[test]
+    fn mutated_modules_never_panic(
+        base in 0usize..3,
+        mutations in prop::collection::vec(mutation(), 1..5),
+    ) {
+        let module = match base {
+            0 => fixture("kernels.spv"),
+            1 => conversion_module(
+                &[(Op::ConvertFToU as u32, T_INT8, C), (Op::SConvert as u32, T_V4INT8, C2)],
+                T_FLOAT32,
+                &[&[GROUP, SATURATED], &[GROUP, FP_ROUNDING_MODE, 3], &[GROUP], &[C, SATURATED]],
+            )
+            .bytes(),
+            _ => {
+                // A slice of a matrix module: its first 4 KiB of functions after the types.
+                let m = fixture("from_float.spv");
+                let bounds = boundaries(&m);
+                let end = bounds
+                    .iter()
+                    .copied()
+                    .find(|&b| b > 24_000 && m[b - 4..b] == [0x38, 0, 1, 0]) // after OpFunctionEnd
+                    .unwrap_or(m.len());
+                m[..end].to_vec()
+            }
+        };
+        read_any(&mutate(&module, &mutations));
+    }
+}
+
+#[test]
+fn conversions_of_the_matrix_modules_parse_in_module_order() {
+    // Module order: the result ids of one module's conversions increase.
+    let m = Module::parse(&fixture("from_int.spv")).unwrap();
+    let ids: Vec<u32> = m.instructions().iter().map(|l| l.instruction.id).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(m.version(), (1, 0));
+    // VectorType widths survive: a 3-component conversion is a 3-component request.
+    let found = m.conversions(Extensions::with_fp16()).unwrap();
+    assert!(found
+        .iter()
+        .any(|f| f.request.to_string() == "convert_float3_rtp(int3)"));
+    assert!(found
+        .iter()
+        .all(|f| f.request.src().width == f.request.dst().width
+            && f.request.src() == VectorType::new(ScalarType::Int, f.request.src().width)));
+}
