@@ -677,7 +677,7 @@ impl Jit {
 
     /// Runs Cranelift's IR verifier on every kernel this JIT compiles from now on, and fails
     /// the compile with [`JitError::Compile`] if it finds a fault. Off by default (it costs a
-    /// third of the compile time); the checker ([`crate::check::Checker`]) turns it on.
+    /// third of the compile time); the verifier (`clconv_verify::check::Checker`) turns it on.
     ///
     /// ```
     /// use clconv::jit::Jit;

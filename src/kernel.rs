@@ -230,7 +230,7 @@ const TAIL_STACK_BYTES: usize = 256;
 /// only the remaining vectors' results are copied out. `call` must convert exactly `n` vectors
 /// (rounded down to whole granules) from `src` to `dst`.
 ///
-/// The JIT calls the machine code this way and [`crate::interp`] the IR; the padded pass
+/// The JIT calls the machine code this way and `clconv_verify::interp` the IR; the padded pass
 /// converts zeros in the padding lanes, which no recipe can fault on.
 ///
 /// ```
