@@ -55,6 +55,9 @@ usage:
       (--write: regenerate lowering-tables/REPORT.md).
   clconv list [FILTER] [--fp16]
       Print every request (canonical and mangled name) whose name contains FILTER.
+  clconv spirv MODULE.spv [--fp16]
+      Every conversion instruction of a SPIR-V module, in module order, one tab-separated line
+      each: the function, the result id, the request, the recipe the host's table picks.
 
 FUNCTION is any spelling: convert_uchar4_sat_rte(float4), _Z20convert_int4_sat_rteDv4_f,
 as_float4(int4). FLAGS is an x86-64 flag set this machine runs: host (default), sse2, sse4.1, avx2, avx512.
@@ -155,6 +158,18 @@ pub enum Command {
         override_usage = "clconv list [FILTER] [--fp16]"
     )]
     List(ListArgs),
+    /// Every conversion instruction of a SPIR-V module, as the requests clconv lowers.
+    ///
+    /// One tab-separated line per conversion instruction, in module order: the enclosing
+    /// function's name (its OpName, or %id), the result id, the canonical request
+    /// (convert_uchar4_sat_rte(float4)), and the recipe the host's lowering table picks. A
+    /// module it cannot read is one line on stderr and exit status 2.
+    #[command(
+        args_override_self = true,
+        verbatim_doc_comment,
+        override_usage = "clconv spirv MODULE.spv [--fp16]"
+    )]
+    Spirv(SpirvArgs),
 }
 
 /// `clconv demo`.
@@ -363,6 +378,17 @@ pub struct ListArgs {
     #[arg(value_name = "FILTER")]
     pub filter: Vec<String>,
     /// Include half (the cl_khr_fp16 extension)
+    #[arg(long)]
+    pub fp16: bool,
+}
+
+/// `clconv spirv MODULE.spv [--fp16]`.
+#[derive(Debug, Args)]
+pub struct SpirvArgs {
+    /// The SPIR-V binary module
+    #[arg(value_name = "MODULE.spv")]
+    pub module: std::path::PathBuf,
+    /// Accept half (the cl_khr_fp16 extension)
     #[arg(long)]
     pub fp16: bool,
 }

@@ -23,6 +23,7 @@ mod demo;
 mod progress;
 mod run;
 mod show;
+mod spirv_cmd;
 mod values;
 
 use args::Command;
@@ -84,6 +85,13 @@ fn run_command(args: Vec<String>) -> Result<ExitCode, Usage> {
         Some(Command::Check(a)) => check::check(&a),
         Some(Command::Report(a)) => report(&a),
         Some(Command::List(a)) => list(&a),
+        Some(Command::Spirv(a)) => {
+            let text = spirv_cmd::run(&a.module, a.fp16).map_err(Usage)?;
+            if !text.is_empty() {
+                out!("{}", text.trim_end_matches('\n'));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
