@@ -1466,3 +1466,17 @@ fn conversions_of_the_matrix_modules_parse_in_module_order() {
         .all(|f| f.request.src().width == f.request.dst().width
             && f.request.src() == VectorType::new(ScalarType::Int, f.request.src().width)));
 }
+
+/// The fuzz target's seeds (`fuzz/corpus/spirv_module/`, and any finding kept there) replay clean
+/// on stable Rust, as the fuzz target checks them.
+#[test]
+fn the_fuzz_corpus_replays_clean() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/corpus/spirv_module");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        read_any(&std::fs::read(&path).unwrap());
+        n += 1;
+    }
+    assert!(n >= 5, "{n} seeds in {dir}");
+}
