@@ -102,7 +102,8 @@
 //! `fpromote`/`fdemote` results would differ; x86-64 and AArch64 do not.)
 //!
 //! ```
-//! use clconv::{interp, Extensions, Request};
+//! use clconv_verify::interp;
+//! use clconv::{Extensions, Request};
 //! let r = Request::parse("convert_half_rtz(double)", Extensions::with_fp16()).unwrap();
 //! let outcome = interp::check_request(&r, 64, 1).unwrap();
 //! assert_eq!(outcome.mismatch_count, 0);
@@ -339,7 +340,8 @@ pub fn step_limit(src_bytes: usize, dst_bytes: usize) -> u64 {
 /// passed through unchecked, as the JIT's caller would after `buffer::vector_count`.
 ///
 /// ```
-/// use clconv::{interp, kernel, Extensions, Layout, Request, Rounding};
+/// use clconv_verify::interp;
+/// use clconv::{kernel, Extensions, Layout, Request, Rounding};
 /// use cranelift_codegen::settings;
 /// let isa = cranelift_native::builder().unwrap().finish(settings::Flags::new(settings::builder())).unwrap();
 /// let r = Request::parse("convert_uchar4_sat_rte(float4)", Extensions::default()).unwrap();
@@ -368,7 +370,8 @@ pub fn run_kernel(
 /// number of IR instructions executed.
 ///
 /// ```
-/// use clconv::{interp, kernel, Extensions, Layout, Request, Rounding};
+/// use clconv_verify::interp;
+/// use clconv::{kernel, Extensions, Layout, Request, Rounding};
 /// use cranelift_codegen::settings;
 /// let isa = cranelift_native::builder().unwrap().finish(settings::Flags::new(settings::builder())).unwrap();
 /// let r = Request::parse("convert_int(short)", Extensions::default()).unwrap();
@@ -398,7 +401,8 @@ pub fn run_kernel_with_limit(
 /// soft-float semantics. Returns the number of IR instructions executed.
 ///
 /// ```
-/// use clconv::{interp, kernel, Extensions, Layout, Request, Rounding};
+/// use clconv_verify::interp;
+/// use clconv::{kernel, Extensions, Layout, Request, Rounding};
 /// let isa = clconv::target::Target::X86_64Sse2.isa().unwrap();
 /// let r = Request::parse("convert_float2_rtn(double2)", Extensions::default()).unwrap();
 /// let built = kernel::build(&r, Layout::Packed, Rounding::Rte, &*isa, 0).unwrap();
@@ -442,7 +446,8 @@ pub fn run_built(
 ///
 /// ```
 /// use clconv::arith::ArithRequest;
-/// use clconv::{arith_kernel, interp, Layout, Rounding};
+/// use clconv_verify::interp;
+/// use clconv::{arith_kernel, Layout, Rounding};
 /// let isa = clconv::target::Target::X86_64Avx2.isa().unwrap();
 /// let r = ArithRequest::parse("mul_rtz(float)").unwrap();
 /// let (a, b) = (3.0f32.to_le_bytes(), 0.1f32.to_le_bytes());
@@ -1098,7 +1103,8 @@ fn host_isa() -> Result<&'static OwnedTargetIsa, InterpError> {
 /// The layouts a request is checked in: packed, plus aligned when a side has 3 components.
 ///
 /// ```
-/// use clconv::{interp, Extensions, Layout, Request};
+/// use clconv_verify::interp;
+/// use clconv::{Extensions, Layout, Request};
 /// let r = Request::parse("convert_float3(int3)", Extensions::default()).unwrap();
 /// assert_eq!(interp::layouts(&r), [Layout::Packed, Layout::Aligned]);
 /// ```
@@ -1125,7 +1131,8 @@ pub fn layouts(request: &Request) -> Vec<Layout> {
 /// part (8/16-bit types: over every bit pattern).
 ///
 /// ```
-/// use clconv::{interp, ScalarType};
+/// use clconv_verify::interp;
+/// use clconv::{ScalarType};
 /// let s = interp::sample_inputs(ScalarType::Float, 128, 1);
 /// assert_eq!(s.len(), 128);
 /// assert!(s.contains(&0x7f80_0000) && s.contains(&0xff80_0000)); // ±inf
@@ -1332,7 +1339,8 @@ fn int_candidates(t: ScalarType) -> Vec<u64> {
 /// error; errors are failures (out-of-bounds accesses, traps, the step limit, ...).
 ///
 /// ```
-/// use clconv::{interp, Extensions, Request};
+/// use clconv_verify::interp;
+/// use clconv::{Extensions, Request};
 /// let r = Request::parse("convert_uchar3_sat_rtp(double3)", Extensions::default()).unwrap();
 /// let o = interp::check_request(&r, 128, 7).unwrap();
 /// assert!(o.passed(), "{:?}", o.mismatches);
@@ -1353,7 +1361,8 @@ pub fn check_request(
 /// target's endianness does not matter).
 ///
 /// ```
-/// use clconv::{interp, target::Target, Extensions, Request};
+/// use clconv_verify::interp;
+/// use clconv::{target::Target, Extensions, Request};
 /// let isa = Target::Riscv64.isa().unwrap(); // no vector types: the scalar recipes
 /// let r = Request::parse("convert_short8_sat(float8)", Extensions::default()).unwrap();
 /// let o = interp::check_request_on(&r, &*isa, 64, 1).unwrap();
@@ -1420,7 +1429,8 @@ fn merge(into: &mut InterpOutcome, o: InterpOutcome) {
 /// not write shows up as a mismatch, and a write past it is an [`InterpError::OutOfBounds`].
 ///
 /// ```
-/// use clconv::{interp, kernel, Extensions, Layout, Request, Rounding};
+/// use clconv_verify::interp;
+/// use clconv::{kernel, Extensions, Layout, Request, Rounding};
 /// use cranelift_codegen::settings;
 /// let isa = cranelift_native::builder().unwrap().finish(settings::Flags::new(settings::builder())).unwrap();
 /// let r = Request::parse("convert_int(float)", Extensions::default()).unwrap();
