@@ -25,6 +25,9 @@
 // Without the JIT, the builder API's docs still point at it (links that resolve when it is on).
 #![cfg_attr(not(feature = "jit"), allow(rustdoc::broken_intra_doc_links))]
 
+#[cfg(feature = "aot")]
+#[cfg_attr(docsrs, doc(cfg(feature = "aot")))]
+pub mod aot;
 pub mod arith;
 #[cfg(feature = "jit")]
 #[cfg_attr(docsrs, doc(cfg(feature = "jit")))]

@@ -58,6 +58,11 @@ usage:
   clconv spirv MODULE.spv [--fp16]
       Every conversion instruction of a SPIR-V module, in module order, one tab-separated line
       each: the function, the result id, the request, the recipe the host's table picks.
+  clconv emit FUNCTION... --target T -o OUT.o [--header OUT.h] [--tier optimised|quick|both]
+              [--layout packed|aligned] [--fp16]
+      Compile conversions ahead of time into a relocatable object file for target T (host or
+      any --target of show), one C function each: clconv_<name>(src, dst, count), count the
+      number of OpenCL values, any count. --header writes the C header declaring them.
 
 FUNCTION is any spelling: convert_uchar4_sat_rte(float4), _Z20convert_int4_sat_rteDv4_f,
 as_float4(int4). FLAGS is an x86-64 flag set this machine runs: host (default), sse2, sse4.1, avx2, avx512.
@@ -170,6 +175,25 @@ pub enum Command {
         override_usage = "clconv spirv MODULE.spv [--fp16]"
     )]
     Spirv(SpirvArgs),
+    /// Compile conversions ahead of time into an object file with C entry points.
+    ///
+    /// One C function per FUNCTION in a relocatable object file for target T (host, or
+    /// x86_64-sse2, x86_64-sse4.1, x86_64-avx2, x86_64-avx512, aarch64, riscv64, riscv64-v,
+    /// s390x): `void clconv_<name>(const SRC *src, DST *dst, size_t count)`, the canonical
+    /// name with `(` as `_` and no `)` (convert_uchar4_sat_rte(float4) is
+    /// clconv_convert_uchar4_sat_rte_float4). count is the number of OpenCL values in each
+    /// buffer; any count works, with no padding. Each function sets the floating-point
+    /// environment its kernel needs and restores the caller's. --header writes the C header.
+    /// --tier quick (or both) adds the quick tier's code as clconv_<name>_quick; --layout
+    /// aligned names the functions clconv_<name>_aligned.
+    #[command(
+        args_override_self = true,
+        verbatim_doc_comment,
+        override_usage = "clconv emit FUNCTION... --target T -o OUT.o [--header OUT.h] \
+                          [--tier optimised|quick|both]\n                   \
+                          [--layout packed|aligned] [--fp16]"
+    )]
+    Emit(EmitArgs),
 }
 
 /// `clconv demo`.
@@ -393,6 +417,35 @@ pub struct SpirvArgs {
     pub fp16: bool,
 }
 
+/// `clconv emit FUNCTION... --target T -o OUT.o [--header OUT.h]`.
+#[derive(Debug, Args)]
+pub struct EmitArgs {
+    /// The conversions, in any spelling
+    ///
+    /// convert_uchar4_sat_rte(float4), _Z20convert_int4_sat_rteDv4_f, as_float4(int4).
+    #[arg(value_name = "FUNCTION", verbatim_doc_comment)]
+    pub function: Vec<String>,
+    /// The target: host, x86_64-sse2, x86_64-sse4.1, x86_64-avx2, x86_64-avx512, aarch64,
+    /// riscv64, riscv64-v or s390x
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub target: Option<String>,
+    /// The object file to write
+    #[arg(short = 'o', long = "output", value_name = "OUT.o", allow_hyphen_values = true)]
+    pub output: Option<String>,
+    /// Also write the C header declaring the functions
+    #[arg(long, value_name = "OUT.h", allow_hyphen_values = true)]
+    pub header: Option<String>,
+    /// The code of the optimised tier (default), the quick tier (_quick), or both
+    #[arg(long, value_name = "optimised|quick|both", allow_hyphen_values = true)]
+    pub tier: Option<String>,
+    /// Buffer layout of 3-component vectors (default packed; aligned: _aligned functions)
+    #[arg(long, value_name = "packed|aligned", allow_hyphen_values = true)]
+    pub layout: Option<String>,
+    /// Allow half (the cl_khr_fp16 extension)
+    #[arg(long)]
+    pub fp16: bool,
+}
+
 /// Parses the command line (after checking it is UTF-8, as clap's message for that names no
 /// argument). `Ok(None)`: help or the version was printed.
 pub fn parse(args: Vec<String>) -> Result<Option<Cli>, Usage> {
@@ -426,7 +479,7 @@ fn clap_message(e: &clap::Error, first: Option<&str>) -> String {
     let option = |arg: &str| arg.split([' ', '=']).next().unwrap_or_default().to_string();
     let unknown_command = |command: &str| {
         format!(
-            "unknown command {}: the commands are demo, run, show, check, list and report",
+            "unknown command {}: the commands are demo, run, show, check, list, report, spirv and emit",
             shown(command)
         )
     };

@@ -20,6 +20,7 @@ macro_rules! out {
 mod args;
 mod check;
 mod demo;
+mod emit;
 mod progress;
 mod run;
 mod show;
@@ -92,6 +93,7 @@ fn run_command(args: Vec<String>) -> Result<ExitCode, Usage> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Emit(a)) => emit::emit(&a),
     }
 }
 

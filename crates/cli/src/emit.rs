@@ -1,0 +1,87 @@
+//! `clconv emit FUNCTION... --target T -o OUT.o [--header OUT.h]`: conversions compiled ahead
+//! of time into an object file with C entry points ([`clconv::aot`]).
+
+use crate::args::{self, EmitArgs};
+use crate::{shown, Usage};
+use clconv::aot::ObjectBuilder;
+use clconv::kernel::Tier;
+use clconv::target::Target;
+use clconv::{Layout, Request};
+use std::process::ExitCode;
+
+/// Builds the object (and header) and writes them; prints one line per entry point on
+/// standard output: the symbol and its request.
+pub fn emit(args: &EmitArgs) -> Result<ExitCode, Usage> {
+    if args.function.is_empty() {
+        return Err(Usage(
+            "missing FUNCTION: emit takes one or more conversions (see clconv help emit)".into(),
+        ));
+    }
+    let target = target(args.target.as_deref())?;
+    let output = args
+        .output
+        .as_deref()
+        .ok_or_else(|| Usage("emit needs -o OUT.o, the object file to write".into()))?;
+    let ext = args::ext(args.fp16);
+    let layout = args::layout(args.layout.as_deref())?;
+    let tiers = match args.tier.as_deref() {
+        None => vec![Tier::Optimised],
+        Some(t) => args::tiers(Some(t))?,
+    };
+    let requests = args
+        .function
+        .iter()
+        .map(|f| Request::parse(f, ext).map_err(|e| Usage(format!("{}: {e}", shown(f)))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut object = ObjectBuilder::new(target)?;
+    let mut added = Vec::new();
+    for request in &requests {
+        for &tier in &tiers {
+            let symbol = match layout {
+                Layout::Packed => object.add(request, tier)?,
+                Layout::Aligned => object.add_aligned(request, tier)?,
+            };
+            added.push((symbol, *request));
+        }
+    }
+    let out = object.finish()?;
+    crate::write_raw(output, &out.object)?;
+    if let Some(path) = args.header.as_deref() {
+        if path == "-" {
+            out!("{}", out.header.trim_end_matches('\n'));
+        } else {
+            std::fs::write(path, &out.header)
+                .map_err(|e| Usage(format!("cannot write {path}: {e}")))?;
+        }
+    }
+    if output != "-" && args.header.as_deref() != Some("-") {
+        for (symbol, request) in added {
+            out!("{symbol}\t{request}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--target T` (required: an object is for one machine).
+fn target(name: Option<&str>) -> Result<Target, Usage> {
+    let names = || {
+        Target::ALL
+            .iter()
+            .map(|t| t.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let name = name.ok_or_else(|| {
+        Usage(format!(
+            "emit needs --target T, the machine the object is for: one of {}",
+            names()
+        ))
+    })?;
+    Target::from_name(name).ok_or_else(|| {
+        Usage(format!(
+            "unknown target {}: one of {}",
+            shown(name),
+            names()
+        ))
+    })
+}

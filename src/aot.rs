@@ -1,0 +1,975 @@
+//! Ahead-of-time objects: batch kernels compiled for any target into a relocatable object file
+//! (ELF for clconv's Linux targets), with a C header, for C programs to link.
+//!
+//! Each request added to an [`ObjectBuilder`] becomes one C function,
+//! `void clconv_<name>(const void *src, void *dst, size_t count)` (typed pointers in the
+//! header), named by [`symbol_name`]: `convert_uchar4_sat_rte(float4)` is
+//! `clconv_convert_uchar4_sat_rte_float4`. `count` is the number of OpenCL values (vectors)
+//! in each buffer, in the packed layout (a 3-component vector takes 3 elements;
+//! [`ObjectBuilder::add_aligned`] adds the aligned layout's variant). Buffers hold raw
+//! little-endian elements, as everywhere in clconv (on big-endian s390x too: the header says
+//! so there). Any count works, 0 included, with no alignment or padding asked of the caller.
+//!
+//! # What an entry point is
+//!
+//! Three functions in the object per request:
+//! - `<symbol>.kernel` (local): the batch kernel [`crate::kernel::build_tier`] builds, the
+//!   JIT's code for the same target: it converts whole granules only ([`Built::granule`]).
+//! - `<symbol>.body` (local; the entry point itself where no trampoline is needed): Cranelift
+//!   IR that calls the kernel on the whole granules of the buffers in place, then, for the
+//!   `count % granule` vectors left, copies them byte by byte into a zeroed stack slot of one
+//!   granule, calls the kernel on it and copies the results back out (no libc `memcpy`): what
+//!   [`crate::kernel::run_in_granules`] does for the JIT.
+//! - `<symbol>` (exported): a hand-assembled trampoline that gives the kernel the
+//!   floating-point environment it was compiled for and gives the caller back its own, so no
+//!   caller's mode leaks in and none leaks out:
+//!   - x86-64: saves MXCSR, loads the kernel's (every exception masked, no flush-to-zero or
+//!     denormals-are-zero, and the rounding control of [`Built::rounding_control`]: nearest-even
+//!     except for the table's `mxcsr` rows, directed int -> float and double -> float, which
+//!     convert with one instruction in the conversion's mode), calls the body, restores the
+//!     caller's MXCSR (its exception flags too: the kernel's do not leak).
+//!   - aarch64: saves FPCR and FPSR, sets FPCR to 0 (round to nearest-even, no flush-to-zero,
+//!     no default NaN, no traps; aarch64 has no rows that round by the control), calls the
+//!     body, restores both.
+//!   - riscv64 with V (`riscv64-v`): saves `fcsr` and zeroes it (`frm` nearest-even, flags
+//!     clear) around the call: the vector floating-point instructions Cranelift emits
+//!     (`vfadd`, `vfcvt.f.x`, `vfncvt.f.f`, ...) round by the dynamic `frm`.
+//!   - riscv64 without V: no trampoline. Every scalar floating-point instruction Cranelift
+//!     0.135 emits encodes its rounding mode statically (RNE, or RTZ for the float -> int
+//!     conversions), and RISC-V has no flush-to-zero, so the caller's `frm` is never read; the
+//!     only trace a call leaves is exception flags accrued in `fflags`.
+//!   - s390x: saves the FPC register, sets it to 0 (round to nearest-even, IEEE traps off)
+//!     around the call: Cranelift's s390x `fdemote` and arithmetic round by the FPC's mode.
+//!
+//! The object is position-independent (Cranelift's `is_pic`), so it links into executables,
+//! PIE or not, and shared libraries. Only the x86-64 baseline without SSE4.1 references
+//! anything outside it: Cranelift calls libm's `ceilf`, `floorf`, `truncf`, `nearbyintf` (and
+//! their `double` versions) where it has no rounding instruction, so link with `-lm` there
+//! (the header says so when it is the case); the SSSE3 `pshufb` helper Cranelift calls without
+//! SSSE3 is defined in the object itself.
+//!
+//! ```
+//! # #[cfg(feature = "cross-target")] {
+//! use clconv::aot::{symbol_name, ObjectBuilder};
+//! use clconv::kernel::Tier;
+//! use clconv::target::Target;
+//! use clconv::{Extensions, Request};
+//! let r = Request::parse("convert_uchar4_sat_rte(float4)", Extensions::default()).unwrap();
+//! assert_eq!(symbol_name(&r), "clconv_convert_uchar4_sat_rte_float4");
+//! let mut object = ObjectBuilder::new(Target::Aarch64).unwrap();
+//! assert_eq!(object.add(&r, Tier::Optimised).unwrap(), "clconv_convert_uchar4_sat_rte_float4");
+//! assert_eq!(object.add(&r, Tier::Quick).unwrap(), "clconv_convert_uchar4_sat_rte_float4_quick");
+//! let out = object.finish().unwrap();
+//! assert!(out.object.starts_with(b"\x7fELF"));
+//! assert!(out.header.contains(
+//!     "void clconv_convert_uchar4_sat_rte_float4(const float *src, uint8_t *dst, size_t count);"
+//! ));
+//! assert_eq!(out.symbols.len(), 2);
+//! # }
+//! ```
+//!
+//! [`Built::granule`]: crate::kernel::Built::granule
+//! [`Built::rounding_control`]: crate::kernel::Built::rounding_control
+
+use crate::buffer::bytes_per_vector;
+use crate::kernel::{self, Tier};
+use crate::request::Request;
+use crate::table::{Arch, TableError};
+use crate::target::{Target, TargetError};
+use crate::types::{Layout, Rounding, ScalarType, Width};
+use cranelift_codegen::binemit::Reloc;
+use cranelift_codegen::control::ControlPlane;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    types, AbiParam, Endianness, Function, InstBuilder, LibCall, MemFlagsData, Signature,
+    StackSlotData, StackSlotKind, UserFuncName, Value,
+};
+use cranelift_codegen::isa::{self, OwnedTargetIsa, TargetIsa};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::Context;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_module::{FuncId, Linkage, Module, ModuleReloc, ModuleRelocTarget};
+use cranelift_object::ObjectModule;
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Why an object could not be built.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AotError {
+    /// Cranelift could not be set up for the target.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// The lowering tables did not give a recipe.
+    #[error("no recipe for {request}: {error}")]
+    Table {
+        /// The request.
+        request: String,
+        /// The table's error.
+        error: TableError,
+    },
+    /// Cranelift failed to compile one of the object's functions.
+    #[error("{request} does not compile for {target}: {why}")]
+    Compile {
+        /// The request (or the helper) being compiled.
+        request: String,
+        /// The target's name.
+        target: String,
+        /// Cranelift's message, or the panic it raised.
+        why: String,
+    },
+    /// The same entry point was added twice.
+    #[error("{symbol} is already in the object: each request goes in once per tier and layout")]
+    Duplicate {
+        /// The symbol.
+        symbol: String,
+    },
+    /// The object writer (cranelift-object) failed.
+    #[error("cannot write the object file for {target}: {why}")]
+    Object {
+        /// The target's name.
+        target: String,
+        /// cranelift-object's message.
+        why: String,
+    },
+}
+
+/// The C symbol of `request`'s entry point: `clconv_` and the canonical name with `(` turned
+/// into `_` and `)` dropped. [`ObjectBuilder::add`] appends `_quick` for the quick tier and
+/// [`ObjectBuilder::add_aligned`] `_aligned` for the aligned layout.
+///
+/// ```
+/// use clconv::{aot::symbol_name, Extensions, Request};
+/// let r = Request::parse("_Z20convert_int4_sat_rteDv4_f", Extensions::default()).unwrap();
+/// assert_eq!(symbol_name(&r), "clconv_convert_int4_sat_rte_float4");
+/// let r = Request::parse("as_float(uint)", Extensions::default()).unwrap();
+/// assert_eq!(symbol_name(&r), "clconv_as_float_uint");
+/// ```
+pub fn symbol_name(request: &Request) -> String {
+    let name: String = request
+        .to_string()
+        .chars()
+        .filter(|&c| c != ')')
+        .map(|c| if c == '(' { '_' } else { c })
+        .collect();
+    format!("clconv_{name}")
+}
+
+/// What the header says of one entry point.
+struct Entry {
+    symbol: String,
+    request: Request,
+    layout: Layout,
+    tier: Tier,
+    granule: usize,
+    rounding_control: Rounding,
+    recipe: &'static str,
+    row: String,
+}
+
+/// Builds one object file of entry points for one target: [`ObjectBuilder::add`] each request,
+/// then [`ObjectBuilder::finish`]. See the [module documentation](self).
+pub struct ObjectBuilder {
+    target: Target,
+    /// The optimised tier's ISA (position-independent), also the entry points'.
+    isa: OwnedTargetIsa,
+    /// The quick tier's, made when first needed.
+    quick_isa: Option<OwnedTargetIsa>,
+    module: ObjectModule,
+    fctx: FunctionBuilderContext,
+    entries: Vec<Entry>,
+    names: HashSet<String>,
+    /// The object's own `__cranelift_x86_pshufb`, once a kernel needs it.
+    pshufb: Option<FuncId>,
+    /// libm functions the kernels call (x86-64 without SSE4.1).
+    libm: Vec<&'static str>,
+    next_index: u32,
+}
+
+impl ObjectBuilder {
+    /// An empty object for `target` (for another architecture than the host's, clconv's
+    /// `cross-target` feature must be on: an [`AotError::Target`] says so otherwise).
+    pub fn new(target: Target) -> Result<ObjectBuilder, AotError> {
+        let isa = position_independent(target, &*target.isa()?)?;
+        let object_err = |why: String| AotError::Object {
+            target: target.name().into(),
+            why,
+        };
+        let builder =
+            cranelift_object::ObjectBuilder::new(isa.clone(), "clconv", Box::new(libcall_name))
+                .map_err(|e| object_err(e.to_string()))?;
+        Ok(ObjectBuilder {
+            target,
+            isa,
+            quick_isa: None,
+            module: ObjectModule::new(builder),
+            fctx: FunctionBuilderContext::new(),
+            entries: Vec::new(),
+            names: HashSet::new(),
+            pshufb: None,
+            libm: Vec::new(),
+            next_index: 0,
+        })
+    }
+
+    /// The target the object is for.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// Adds one entry point for `request` (packed layout, static mode rte). Returns the
+    /// symbol name: [`symbol_name`] for [`Tier::Optimised`], and the same with `_quick`
+    /// appended for [`Tier::Quick`] (the JIT's quick code: less optimised, converts the same),
+    /// so both tiers of a request can sit in one object. Adding the same request and tier
+    /// twice is an [`AotError::Duplicate`].
+    pub fn add(&mut self, request: &Request, tier: Tier) -> Result<String, AotError> {
+        self.add_layout(request, Layout::Packed, tier)
+    }
+
+    /// [`ObjectBuilder::add`] for the aligned layout (a 3-component vector takes 4 elements,
+    /// the last padding: ignored in the source, written as zero in the destination): the
+    /// symbol has `_aligned` appended (before `_quick`). For other widths both layouts are the
+    /// same bytes.
+    pub fn add_aligned(&mut self, request: &Request, tier: Tier) -> Result<String, AotError> {
+        self.add_layout(request, Layout::Aligned, tier)
+    }
+
+    fn add_layout(
+        &mut self,
+        request: &Request,
+        layout: Layout,
+        tier: Tier,
+    ) -> Result<String, AotError> {
+        let mut symbol = symbol_name(request);
+        if layout == Layout::Aligned {
+            symbol.push_str("_aligned");
+        }
+        if tier == Tier::Quick {
+            symbol.push_str("_quick");
+        }
+        if self.names.contains(&symbol) {
+            return Err(AotError::Duplicate { symbol });
+        }
+        let isa = match tier {
+            Tier::Optimised => self.isa.clone(),
+            Tier::Quick => match &self.quick_isa {
+                Some(isa) => isa.clone(),
+                None => {
+                    let isa = position_independent(self.target, &*self.target.quick_isa()?)?;
+                    self.quick_isa = Some(isa.clone());
+                    isa
+                }
+            },
+        };
+        let index = self.next_index;
+        self.next_index += 1;
+        let built = kernel::build_tier(request, layout, Rounding::Rte, &*isa, index, tier)
+            .map_err(|error| AotError::Table {
+                request: request.to_string(),
+                error,
+            })?;
+        let sig = kernel::signature(isa.default_call_conv());
+        let trampoline = trampoline(self.env(), mode_word(self.env(), built.rounding_control));
+
+        let kernel_id = self.declare(&format!("{symbol}.kernel"), Linkage::Local, &sig)?;
+        self.define(kernel_id, built.func, &*isa, &request.to_string())?;
+
+        let body_name = match trampoline {
+            Some(_) => format!("{symbol}.body"),
+            None => symbol.clone(),
+        };
+        let body_linkage = match trampoline {
+            Some(_) => Linkage::Local,
+            None => Linkage::Export,
+        };
+        let body_id = self.declare(&body_name, body_linkage, &sig)?;
+        let body = self.build_body(
+            kernel_id,
+            &sig,
+            index,
+            built.granule,
+            bytes_per_vector(request.src(), layout),
+            bytes_per_vector(request.dst(), layout),
+        );
+        let main_isa = self.isa.clone();
+        self.define(body_id, body, &*main_isa, &request.to_string())?;
+
+        if let Some(t) = trampoline {
+            let id = self.declare(&symbol, Linkage::Export, &sig)?;
+            let reloc = ModuleReloc {
+                offset: t.call_offset,
+                kind: t.kind,
+                name: ModuleRelocTarget::from(body_id),
+                addend: t.addend,
+            };
+            self.module
+                .define_function_bytes(id, 16, &t.bytes, &[reloc])
+                .map_err(|e| self.object_error(e))?;
+        }
+
+        self.names.insert(symbol.clone());
+        self.entries.push(Entry {
+            symbol: symbol.clone(),
+            request: *request,
+            layout,
+            tier,
+            granule: built.granule,
+            rounding_control: built.rounding_control,
+            recipe: built.row.recipe.name,
+            row: format!("{}:{}", built.row.file, built.row.line),
+        });
+        Ok(symbol)
+    }
+
+    /// The object file's bytes, the C header declaring every entry point, and the symbols
+    /// with their requests, in the order they were added.
+    pub fn finish(self) -> Result<AotOutput, AotError> {
+        let header = self.header();
+        let symbols = self
+            .entries
+            .iter()
+            .map(|e| (e.symbol.clone(), e.request))
+            .collect();
+        let target = self.target;
+        let object = self.module.finish().emit().map_err(|e| AotError::Object {
+            target: target.name().into(),
+            why: e.to_string(),
+        })?;
+        Ok(AotOutput {
+            object,
+            header,
+            symbols,
+        })
+    }
+
+    /// What the target's entry points do with the floating-point environment.
+    fn env(&self) -> FpEnv {
+        match Arch::of(&*self.isa).expect("every clconv target has a table") {
+            Arch::X86_64 => FpEnv::Mxcsr,
+            Arch::Aarch64 => FpEnv::Fpcr,
+            Arch::Riscv64 if has_flag(&*self.isa, "has_v") => FpEnv::Fcsr,
+            Arch::Riscv64 => FpEnv::StaticRounding,
+            Arch::S390x => FpEnv::Fpc,
+        }
+    }
+
+    fn object_error(&self, e: cranelift_module::ModuleError) -> AotError {
+        AotError::Object {
+            target: self.target.name().into(),
+            why: e.to_string(),
+        }
+    }
+
+    fn declare(
+        &mut self,
+        name: &str,
+        linkage: Linkage,
+        sig: &Signature,
+    ) -> Result<FuncId, AotError> {
+        self.module
+            .declare_function(name, linkage, sig)
+            .map_err(|e| self.object_error(e))
+    }
+
+    /// Compiles `func` for `isa` and defines it as `id`, with its relocations (calls to the
+    /// object's other functions, Cranelift's libcalls).
+    fn define(
+        &mut self,
+        id: FuncId,
+        func: Function,
+        isa: &dyn TargetIsa,
+        what: &str,
+    ) -> Result<(), AotError> {
+        let error = |why: String| AotError::Compile {
+            request: what.to_string(),
+            target: self.target.name().into(),
+            why,
+        };
+        let mut ctx = Context::for_function(func);
+        let compiled = catch_unwind(AssertUnwindSafe(|| {
+            ctx.compile(isa, &mut ControlPlane::default())
+                .map(|_| ())
+                .map_err(|e| format!("{:?}", e.inner))
+        }));
+        match compiled {
+            Ok(Ok(())) => {}
+            Ok(Err(why)) => return Err(error(why)),
+            Err(panic) => return Err(error(kernel::panic_message(&*panic))),
+        }
+        let code = ctx.compiled_code().expect("compiled above");
+        let relocs: Vec<ModuleReloc> = code
+            .buffer
+            .relocs()
+            .iter()
+            .map(|r| ModuleReloc::from_mach_reloc(r, &ctx.func, id))
+            .collect();
+        for r in &relocs {
+            if let ModuleRelocTarget::LibCall(libcall) = r.name {
+                self.need_libcall(libcall)?;
+            }
+        }
+        // Loops start on a 16-byte boundary at least, as compilers align functions.
+        let alignment = u64::from(code.buffer.alignment).max(16);
+        let bytes = code.buffer.data().to_vec();
+        self.module
+            .define_function_bytes(id, alignment, &bytes, &relocs)
+            .map_err(|e| self.object_error(e))
+    }
+
+    /// Notes a libcall a kernel makes: libm's go in the header's link note, the pshufb helper
+    /// is defined in the object.
+    fn need_libcall(&mut self, libcall: LibCall) -> Result<(), AotError> {
+        if libcall == LibCall::X86Pshufb {
+            if self.pshufb.is_none() {
+                self.define_pshufb()?;
+            }
+            return Ok(());
+        }
+        let name = libcall_name_str(libcall);
+        if !self.libm.contains(&name) {
+            self.libm.push(name);
+        }
+        Ok(())
+    }
+
+    /// `__cranelift_x86_pshufb(a, mask)` (I8X16, I8X16 -> I8X16), the helper Cranelift's x86-64
+    /// backend calls for a byte shuffle without SSSE3: byte i of the result is
+    /// `a[mask[i] & 15]`, or 0 when bit 7 of `mask[i]` is set. Byte loads and stores on the
+    /// stack only, so it compiles for the SSE2 baseline itself.
+    fn define_pshufb(&mut self) -> Result<(), AotError> {
+        let mut sig = Signature::new(self.isa.default_call_conv());
+        sig.params.push(AbiParam::new(types::I8X16));
+        sig.params.push(AbiParam::new(types::I8X16));
+        sig.returns.push(AbiParam::new(types::I8X16));
+        let id = self.declare(PSHUFB, Linkage::Local, &sig)?;
+        self.pshufb = Some(id);
+        let mut func = Function::with_name_signature(UserFuncName::user(2, 0), sig);
+        {
+            let mut b = FunctionBuilder::new(&mut func, &mut self.fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            let (a, mask) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+            let slot = |b: &mut FunctionBuilder| {
+                b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4))
+            };
+            let (sa, sm, sr) = (slot(&mut b), slot(&mut b), slot(&mut b));
+            b.ins().stack_store(types::I64, a, sa, 0);
+            b.ins().stack_store(types::I64, mask, sm, 0);
+            let base = b.ins().stack_addr(types::I64, sa, 0);
+            for i in 0..16 {
+                let m = b.ins().stack_load(types::I64, types::I8, sm, i);
+                let index = b.ins().band_imm_u(m, 15);
+                let index = b.ins().uextend(types::I64, index);
+                let at = b.ins().iadd(base, index);
+                let byte = b.ins().load(types::I8, flags(), at, 0);
+                let zero = b.ins().iconst(types::I8, 0);
+                let high = b.ins().icmp(IntCC::SignedLessThan, m, zero);
+                let out = b.ins().select(high, zero, byte);
+                b.ins().stack_store(types::I64, out, sr, i);
+            }
+            let result = b.ins().stack_load(types::I64, types::I8X16, sr, 0);
+            b.ins().return_(&[result]);
+            b.seal_all_blocks();
+            b.finalize(self.isa.frontend_config());
+        }
+        let isa = self.isa.clone();
+        self.define(id, func, &*isa, PSHUFB)
+    }
+
+    /// The body of an entry point (see the module documentation): the kernel on the whole
+    /// granules in place, then on one zero-padded granule for the tail.
+    fn build_body(
+        &mut self,
+        kernel_id: FuncId,
+        sig: &Signature,
+        index: u32,
+        granule: usize,
+        src_bytes: usize,
+        dst_bytes: usize,
+    ) -> Function {
+        let mut func = Function::with_name_signature(UserFuncName::user(1, index), sig.clone());
+        let kernel = self.module.declare_func_in_func(kernel_id, &mut func);
+        let mut b = FunctionBuilder::new(&mut func, &mut self.fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let params = b.block_params(entry).to_vec();
+        let (src, dst, count) = (params[0], params[1], params[2]);
+        let granule = granule.max(1);
+        let exit = b.create_block();
+        if granule == 1 {
+            // Every vector is a whole granule: the kernel converts them all (0 included).
+            b.ins().call(kernel, &[src, dst, count]);
+            b.ins().jump(exit, &[]);
+        } else {
+            let rest = if granule.is_power_of_two() {
+                b.ins().band_imm_u(count, granule as i64 - 1)
+            } else {
+                let g = b.ins().iconst(types::I64, granule as i64);
+                b.ins().urem(count, g)
+            };
+            let whole = b.ins().isub(count, rest);
+            let (call_whole, after) = (b.create_block(), b.create_block());
+            b.ins().brif(whole, call_whole, &[], after, &[]);
+
+            b.switch_to_block(call_whole);
+            b.ins().call(kernel, &[src, dst, whole]);
+            b.ins().jump(after, &[]);
+
+            b.switch_to_block(after);
+            let tail = b.create_block();
+            b.ins().brif(rest, tail, &[], exit, &[]);
+
+            b.switch_to_block(tail);
+            let (in_size, out_size) = (granule * src_bytes, granule * dst_bytes);
+            let slot_in = b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                in_size as u32,
+                4,
+            ));
+            let slot_out = b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                out_size as u32,
+                4,
+            ));
+            let padded_in = b.ins().stack_addr(types::I64, slot_in, 0);
+            let padded_out = b.ins().stack_addr(types::I64, slot_out, 0);
+            zero_bytes(&mut b, padded_in, in_size);
+            let done_in = b.ins().imul_imm_u(whole, src_bytes as i64);
+            let from = b.ins().iadd(src, done_in);
+            let rest_in = b.ins().imul_imm_u(rest, src_bytes as i64);
+            copy_bytes(&mut b, from, padded_in, rest_in);
+            let g = b.ins().iconst(types::I64, granule as i64);
+            b.ins().call(kernel, &[padded_in, padded_out, g]);
+            let done_out = b.ins().imul_imm_u(whole, dst_bytes as i64);
+            let to = b.ins().iadd(dst, done_out);
+            let rest_out = b.ins().imul_imm_u(rest, dst_bytes as i64);
+            copy_bytes(&mut b, padded_out, to, rest_out);
+            b.ins().jump(exit, &[]);
+        }
+        b.switch_to_block(exit);
+        b.ins().return_(&[]);
+        b.seal_all_blocks();
+        b.finalize(self.isa.frontend_config());
+        func
+    }
+
+    /// The C header: one declaration per entry point, each with a comment saying what it does.
+    fn header(&self) -> String {
+        let env = self.env();
+        let mut guard_hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for e in &self.entries {
+            for byte in e.symbol.bytes().chain([0]) {
+                guard_hash = (guard_hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        let guard = format!("CLCONV_AOT_{:016X}_H", guard_hash);
+        let mut h = String::new();
+        let triple = self.isa.triple().to_string();
+        let _ = writeln!(
+            h,
+            "/* Generated by clconv {} (clconv::aot, `clconv emit`): OpenCL C conversions as C \
+             functions\n * for {} ({triple}), defined in the object file generated with this \
+             header.\n *",
+            env!("CARGO_PKG_VERSION"),
+            self.target.name(),
+        );
+        let _ = writeln!(
+            h,
+            " * Each function converts `count` OpenCL values (vectors) from src to dst: element \
+             i of dst is\n * the conversion of element i of src, exactly as the OpenCL C \
+             specification defines it\n * (clconv's SPEC.md). Any count works, 0 included; the \
+             buffers need no alignment and no\n * padding beyond the count's values, and must \
+             not overlap."
+        );
+        if self.isa.endianness() == Endianness::Big {
+            let _ = writeln!(
+                h,
+                " *\n * NOTE: the buffers hold LITTLE-ENDIAN elements, as everywhere in clconv, \
+                 although {} is\n * big-endian: byte-swap multi-byte elements into src and out \
+                 of dst.",
+                self.target.name()
+            );
+        }
+        if !self.libm.is_empty() {
+            let _ = writeln!(
+                h,
+                " *\n * Link with -lm: the kernels call libm's {} (Cranelift has no rounding \
+                 instruction\n * without SSE4.1).",
+                self.libm.join(", ")
+            );
+        }
+        let _ = writeln!(h, " */");
+        let _ = writeln!(h, "#ifndef {guard}\n#define {guard}\n");
+        let _ = writeln!(h, "#include <stddef.h>\n#include <stdint.h>\n");
+        let _ = writeln!(h, "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n");
+        for e in &self.entries {
+            let (src, dst) = (e.request.src(), e.request.dst());
+            let _ = writeln!(h, "/* {}", e.request);
+            let _ = writeln!(
+                h,
+                " * src: count {} values ({}); dst: count {} values ({}).",
+                src,
+                describe_vector(src, e.layout),
+                dst,
+                describe_vector(dst, e.layout),
+            );
+            let _ = writeln!(h, " * {}", mode_note(env, e.rounding_control));
+            let _ = writeln!(
+                h,
+                " * Kernel: recipe {} ({}), {} tier, {} vector{} per granule. */",
+                e.recipe,
+                e.row,
+                e.tier.name(),
+                e.granule,
+                if e.granule == 1 { "" } else { "s" }
+            );
+            let _ = writeln!(
+                h,
+                "void {}(const {} *src, {} *dst, size_t count);\n",
+                e.symbol,
+                c_type(src.elem),
+                c_type(dst.elem)
+            );
+        }
+        let _ = writeln!(h, "#ifdef __cplusplus\n}}\n#endif\n\n#endif /* {guard} */");
+        h
+    }
+}
+
+/// An object file and its header.
+#[derive(Clone, Debug)]
+pub struct AotOutput {
+    /// The relocatable object file (ELF for clconv's targets).
+    pub object: Vec<u8>,
+    /// The C header declaring its entry points.
+    pub header: String,
+    /// Every entry point's symbol and request, in the order they were added.
+    pub symbols: Vec<(String, Request)>,
+}
+
+/// The name the object gives the pshufb helper (Cranelift's own name for it).
+const PSHUFB: &str = "__cranelift_x86_pshufb";
+
+fn libcall_name(libcall: LibCall) -> String {
+    libcall_name_str(libcall).to_string()
+}
+
+/// The C names of Cranelift's libcalls (the `libm` ones and clconv's pshufb helper).
+fn libcall_name_str(libcall: LibCall) -> &'static str {
+    match libcall {
+        LibCall::CeilF32 => "ceilf",
+        LibCall::CeilF64 => "ceil",
+        LibCall::FloorF32 => "floorf",
+        LibCall::FloorF64 => "floor",
+        LibCall::TruncF32 => "truncf",
+        LibCall::TruncF64 => "trunc",
+        LibCall::NearestF32 => "nearbyintf",
+        LibCall::NearestF64 => "nearbyint",
+        LibCall::FmaF32 => "fmaf",
+        LibCall::FmaF64 => "fma",
+        LibCall::X86Pshufb => PSHUFB,
+        _ => "__clconv_unsupported_libcall",
+    }
+}
+
+/// The ISA of `target` with `is_pic` on (everything else as clconv sets it).
+fn position_independent(target: Target, base: &dyn TargetIsa) -> Result<OwnedTargetIsa, AotError> {
+    let err = |why: String| {
+        AotError::Target(TargetError {
+            target: target.name().into(),
+            why,
+        })
+    };
+    let mut shared = settings::builder();
+    for v in base.flags().iter() {
+        shared
+            .set(v.name, &v.value_string())
+            .map_err(|e| err(format!("{}: {e}", v.name)))?;
+    }
+    shared
+        .set("is_pic", "true")
+        .map_err(|e| err(e.to_string()))?;
+    let mut builder = isa::lookup(base.triple().clone()).map_err(|e| err(e.to_string()))?;
+    for v in base.isa_flags() {
+        builder
+            .set(v.name, &v.value_string())
+            .map_err(|e| err(format!("{}: {e}", v.name)))?;
+    }
+    builder
+        .finish(settings::Flags::new(shared))
+        .map_err(|e| err(e.to_string()))
+}
+
+fn flags() -> MemFlagsData {
+    MemFlagsData::new()
+        .with_endianness(Endianness::Little)
+        .with_notrap()
+}
+
+/// Stores zeros over `size` bytes at `at` (unrolled: a granule's slot is at most a few
+/// hundred bytes).
+fn zero_bytes(b: &mut FunctionBuilder, at: Value, size: usize) {
+    let mut offset = 0;
+    for (width, ty) in [(8, types::I64), (1, types::I8)] {
+        while size - offset >= width {
+            let zero = b.ins().iconst(ty, 0);
+            b.ins().store(flags(), zero, at, offset as i32);
+            offset += width;
+        }
+    }
+}
+
+/// Copies `len` bytes (a value) from `from` to `to`: 8 bytes at a time, then bytes.
+fn copy_bytes(b: &mut FunctionBuilder, from: Value, to: Value, len: Value) {
+    let words = b.ins().ushr_imm_u(len, 3);
+    counted_loop(b, words, &mut |b, i| {
+        let offset = b.ins().ishl_imm_u(i, 3);
+        let p = b.ins().iadd(from, offset);
+        let q = b.ins().iadd(to, offset);
+        let v = b.ins().load(types::I64, flags(), p, 0);
+        b.ins().store(flags(), v, q, 0);
+    });
+    let done = b.ins().band_imm_u(len, !7);
+    let (from, to) = (b.ins().iadd(from, done), b.ins().iadd(to, done));
+    let bytes = b.ins().band_imm_u(len, 7);
+    counted_loop(b, bytes, &mut |b, i| {
+        let p = b.ins().iadd(from, i);
+        let q = b.ins().iadd(to, i);
+        let v = b.ins().load(types::I8, flags(), p, 0);
+        b.ins().store(flags(), v, q, 0);
+    });
+}
+
+/// `for i in 0..count { body(i) }` (count unsigned).
+fn counted_loop(
+    b: &mut FunctionBuilder,
+    count: Value,
+    body: &mut dyn FnMut(&mut FunctionBuilder, Value),
+) {
+    let start = b.ins().iconst(types::I64, 0);
+    let (head, body_block, exit) = (b.create_block(), b.create_block(), b.create_block());
+    b.append_block_param(head, types::I64);
+    b.ins().jump(head, &[start.into()]);
+    b.switch_to_block(head);
+    let i = b.block_params(head)[0];
+    let more = b.ins().icmp(IntCC::UnsignedLessThan, i, count);
+    b.ins().brif(more, body_block, &[], exit, &[]);
+    b.switch_to_block(body_block);
+    body(b, i);
+    let next = b.ins().iadd_imm_u(i, 1);
+    b.ins().jump(head, &[next.into()]);
+    b.switch_to_block(exit);
+}
+
+/// A hand-assembled entry point: its bytes and the call to relocate to the body.
+struct Trampoline {
+    bytes: Vec<u8>,
+    call_offset: u32,
+    kind: Reloc,
+    addend: i64,
+}
+
+/// The MXCSR the x86-64 trampoline loads for a kernel of `rounding` (every exception masked,
+/// no flush-to-zero or denormals-are-zero, the rounding control); 0 elsewhere (the FPCR, fcsr
+/// and FPC values the other trampolines load).
+fn mode_word(env: FpEnv, rounding: Rounding) -> u32 {
+    match env {
+        FpEnv::Mxcsr => {
+            let rc = match rounding {
+                Rounding::Rte => 0,
+                Rounding::Rtn => 1,
+                Rounding::Rtp => 2,
+                Rounding::Rtz => 3,
+            };
+            0x1f80 | rc << 13
+        }
+        _ => 0,
+    }
+}
+
+/// How a target's entry points give the kernel its floating-point environment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FpEnv {
+    /// x86-64: MXCSR set and restored.
+    Mxcsr,
+    /// aarch64: FPCR set, FPCR and FPSR restored.
+    Fpcr,
+    /// riscv64 with V: fcsr set and restored.
+    Fcsr,
+    /// riscv64 without V: every instruction names its rounding; no trampoline.
+    StaticRounding,
+    /// s390x: FPC set and restored.
+    Fpc,
+}
+
+/// Whether the boolean ISA flag `name` is on.
+fn has_flag(isa: &dyn TargetIsa, name: &str) -> bool {
+    isa.isa_flags()
+        .iter()
+        .any(|v| v.name == name && v.as_bool() == Some(true))
+}
+
+/// The trampoline of an entry point (none for riscv64 without V: see the module
+/// documentation), loading `mode` (see [`mode_word`]) where the target takes one.
+fn trampoline(env: FpEnv, mode: u32) -> Option<Trampoline> {
+    match env {
+        FpEnv::Mxcsr => {
+            // On entry rsp = 8 mod 16; after `sub rsp, 8` it is 0 mod 16 for the call.
+            let mut bytes = vec![
+                0x48, 0x83, 0xec, 0x08, // sub rsp, 8
+                0x0f, 0xae, 0x1c, 0x24, // stmxcsr [rsp]
+                0xc7, 0x44, 0x24, 0x04, // mov dword ptr [rsp + 4], mode
+            ];
+            bytes.extend_from_slice(&mode.to_le_bytes());
+            bytes.extend_from_slice(&[
+                0x0f, 0xae, 0x54, 0x24, 0x04, // ldmxcsr [rsp + 4]
+                0xe8, 0, 0, 0, 0, // call body (rel32)
+                0x0f, 0xae, 0x14, 0x24, // ldmxcsr [rsp]
+                0x48, 0x83, 0xc4, 0x08, // add rsp, 8
+                0xc3, // ret
+            ]);
+            Some(Trampoline {
+                bytes,
+                call_offset: 0x16,
+                kind: Reloc::X86CallPCRel4,
+                addend: -4,
+            })
+        }
+        FpEnv::Fpcr => {
+            let words: [u32; 12] = [
+                0xa9be7bfd, // stp x29, x30, [sp, #-32]!
+                0x910003fd, // mov x29, sp
+                0xd53b4409, // mrs x9, fpcr
+                0xd53b442a, // mrs x10, fpsr
+                0xa9012be9, // stp x9, x10, [sp, #16]
+                0xd51b441f, // msr fpcr, xzr
+                0x94000000, // bl body
+                0xa9412be9, // ldp x9, x10, [sp, #16]
+                0xd51b4409, // msr fpcr, x9
+                0xd51b442a, // msr fpsr, x10
+                0xa8c27bfd, // ldp x29, x30, [sp], #32
+                0xd65f03c0, // ret
+            ];
+            Some(Trampoline {
+                bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
+                call_offset: 0x18,
+                kind: Reloc::Arm64Call,
+                addend: 0,
+            })
+        }
+        FpEnv::StaticRounding => None,
+        FpEnv::Fcsr => Some(riscv_v_trampoline()),
+        FpEnv::Fpc => {
+            let bytes = vec![
+                0xeb, 0xef, 0xf0, 0x70, 0x00, 0x24, // stmg %r14, %r15, 112(%r15)
+                0xa7, 0xfb, 0xff, 0x58, // aghi %r15, -168
+                0xb3, 0x8c, 0x00, 0x00, // efpc %r0
+                0x50, 0x00, 0xf0, 0xa0, // st %r0, 160(%r15)
+                0xa7, 0x08, 0x00, 0x00, // lhi %r0, 0
+                0xb3, 0x84, 0x00, 0x00, // sfpc %r0
+                0xc0, 0xe5, 0, 0, 0, 0, // brasl %r14, body
+                0x58, 0x00, 0xf0, 0xa0, // l %r0, 160(%r15)
+                0xb3, 0x84, 0x00, 0x00, // sfpc %r0
+                0xeb, 0xef, 0xf1, 0x18, 0x00, 0x04, // lmg %r14, %r15, 280(%r15)
+                0x07, 0xfe, // br %r14
+            ];
+            Some(Trampoline {
+                bytes,
+                call_offset: 0x1c,
+                kind: Reloc::S390xPLTRel32Dbl,
+                addend: 2,
+            })
+        }
+    }
+}
+
+/// The RISC-V V trampoline: `fcsr` zeroed around the call.
+fn riscv_v_trampoline() -> Trampoline {
+    let words: [u32; 11] = [
+        0xff010113, // addi sp, sp, -16
+        0x00113423, // sd ra, 8(sp)
+        0x003012f3, // csrrw t0, fcsr, zero
+        0x00513023, // sd t0, 0(sp)
+        0x00000097, // auipc ra, 0     (R_RISCV_CALL_PLT body)
+        0x000080e7, // jalr ra, 0(ra)
+        0x00013283, // ld t0, 0(sp)
+        0x00329073, // csrw fcsr, t0
+        0x00813083, // ld ra, 8(sp)
+        0x01010113, // addi sp, sp, 16
+        0x00008067, // ret
+    ];
+    Trampoline {
+        bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
+        call_offset: 0x10,
+        kind: Reloc::RiscvCallPlt,
+        addend: 0,
+    }
+}
+
+/// What the header says an entry point does with the floating-point environment.
+fn mode_note(env: FpEnv, rounding: Rounding) -> String {
+    match env {
+        FpEnv::Mxcsr => format!(
+            "Runs with MXCSR = 0x{:04x} (exceptions masked, no flush-to-zero or \
+             denormals-are-zero, rounding {}), the caller's MXCSR restored after.",
+            mode_word(env, rounding),
+            rounding.name()
+        ),
+        FpEnv::Fpcr => "Runs with FPCR = 0 (round to nearest-even, no flush-to-zero, no \
+                          traps), the caller's FPCR and FPSR restored after."
+            .into(),
+        FpEnv::Fcsr => "Runs with fcsr = 0 (frm round to nearest-even), the caller's fcsr \
+                        restored after."
+            .into(),
+        FpEnv::StaticRounding => "Runs in the caller's fcsr: every floating-point instruction \
+                                  names its rounding (the dynamic frm is never read)."
+            .into(),
+        FpEnv::Fpc => "Runs with FPC = 0 (round to nearest-even, IEEE traps off), the caller's \
+                        FPC restored after."
+            .into(),
+    }
+}
+
+/// How a buffer holds one vector of `ty`.
+fn describe_vector(ty: crate::types::VectorType, layout: Layout) -> String {
+    let stride = layout.stride(ty.width);
+    let bytes = bytes_per_vector(ty, layout);
+    let elem = c_type(ty.elem);
+    let padding = if stride > ty.lanes() {
+        ", the 4th padding (aligned layout)"
+    } else if ty.width == Width::W3 {
+        " (packed layout)"
+    } else {
+        ""
+    };
+    format!(
+        "{stride} {elem}{} element{}{padding}, {bytes} byte{} each",
+        if ty.elem == ScalarType::Half {
+            " (half bits)"
+        } else {
+            ""
+        },
+        if stride == 1 { "" } else { "s" },
+        if bytes == 1 { "" } else { "s" }
+    )
+}
+
+/// The C type of one element (`half`: its bits).
+fn c_type(t: ScalarType) -> &'static str {
+    match t {
+        ScalarType::Char => "int8_t",
+        ScalarType::UChar => "uint8_t",
+        ScalarType::Short => "int16_t",
+        ScalarType::UShort => "uint16_t",
+        ScalarType::Int => "int32_t",
+        ScalarType::UInt => "uint32_t",
+        ScalarType::Long => "int64_t",
+        ScalarType::ULong => "uint64_t",
+        ScalarType::Half => "uint16_t",
+        ScalarType::Float => "float",
+        ScalarType::Double => "double",
+    }
+}
