@@ -45,8 +45,8 @@
 //! PIE or not, and shared libraries. Only the x86-64 baseline without SSE4.1 references
 //! anything outside it: Cranelift calls libm's `ceilf`, `floorf`, `truncf`, `nearbyintf` (and
 //! their `double` versions) where it has no rounding instruction, so link with `-lm` there
-//! (the header says so when it is the case); the SSSE3 `pshufb` helper Cranelift calls without
-//! SSSE3 is defined in the object itself.
+//! (the header says so when it is the case). `nearbyint` rounds by MXCSR, which the entry
+//! point has set to nearest-even for every kernel that rounds that way.
 //!
 //! ```
 //! # #[cfg(feature = "cross-target")] {
@@ -81,8 +81,8 @@ use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    types, AbiParam, Endianness, Function, InstBuilder, LibCall, MemFlagsData, Signature,
-    StackSlotData, StackSlotKind, UserFuncName, Value,
+    types, Endianness, Function, InstBuilder, LibCall, MemFlagsData, Signature, StackSlotData,
+    StackSlotKind, UserFuncName, Value,
 };
 use cranelift_codegen::isa::{self, OwnedTargetIsa, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
@@ -125,6 +125,13 @@ pub enum AotError {
         /// The symbol.
         symbol: String,
     },
+    /// An earlier [`ObjectBuilder::add`] failed after it had changed the object (which no
+    /// known request does): the object is unusable.
+    #[error("the object is unusable: {why}")]
+    Broken {
+        /// What went wrong.
+        why: String,
+    },
     /// The object writer (cranelift-object) failed.
     #[error("cannot write the object file for {target}: {why}")]
     Object {
@@ -161,7 +168,10 @@ struct Entry {
     symbol: String,
     request: Request,
     layout: Layout,
+    /// The tier asked for (it names the symbol).
     tier: Tier,
+    /// The tier compiled: the optimised one where the quick one does not compile.
+    tier_built: Tier,
     granule: usize,
     rounding_control: Rounding,
     recipe: &'static str,
@@ -180,11 +190,11 @@ pub struct ObjectBuilder {
     fctx: FunctionBuilderContext,
     entries: Vec<Entry>,
     names: HashSet<String>,
-    /// The object's own `__cranelift_x86_pshufb`, once a kernel needs it.
-    pshufb: Option<FuncId>,
     /// libm functions the kernels call (x86-64 without SSE4.1).
     libm: Vec<&'static str>,
     next_index: u32,
+    /// Why the object is unusable ([`AotError::Broken`]), if it is.
+    broken: Option<String>,
 }
 
 impl ObjectBuilder {
@@ -207,9 +217,9 @@ impl ObjectBuilder {
             fctx: FunctionBuilderContext::new(),
             entries: Vec::new(),
             names: HashSet::new(),
-            pshufb: None,
             libm: Vec::new(),
             next_index: 0,
+            broken: None,
         })
     }
 
@@ -251,6 +261,58 @@ impl ObjectBuilder {
         if self.names.contains(&symbol) {
             return Err(AotError::Duplicate { symbol });
         }
+        if let Some(why) = &self.broken {
+            return Err(AotError::Broken { why: why.clone() });
+        }
+        let index = self.next_index;
+        self.next_index += 1;
+        // Everything that can fail (the table, Cranelift) happens before the object gets any
+        // of the entry point's functions, so an error leaves the object as it was.
+        let (built, kernel, tier_built) = match self.kernel(request, layout, tier, index) {
+            Err(AotError::Compile { .. }) if tier == Tier::Quick => {
+                // As the JIT does: Cranelift 0.135 cannot lower a few vector patterns without
+                // its optimisation passes; those requests get the optimised kernel.
+                let (built, kernel) = self.kernel(request, layout, Tier::Optimised, index)?;
+                (built, kernel, Tier::Optimised)
+            }
+            result => {
+                let (built, kernel) = result?;
+                (built, kernel, tier)
+            }
+        };
+        let sig = kernel::signature(self.isa.default_call_conv());
+        let env = self.env();
+        let trampoline = trampoline(env, mode_word(env, built.rounding_control));
+        let result = self.define_entry(
+            &symbol, &sig, request, kernel, trampoline, &built, layout, index,
+        );
+        if let Err(e) = &result {
+            self.broken = Some(format!("adding {symbol} failed half-way: {e}"));
+        }
+        result?;
+        self.names.insert(symbol.clone());
+        self.entries.push(Entry {
+            symbol: symbol.clone(),
+            request: *request,
+            layout,
+            tier,
+            tier_built,
+            granule: built.granule,
+            rounding_control: built.rounding_control,
+            recipe: built.row.recipe.name,
+            row: format!("{}:{}", built.row.file, built.row.line),
+        });
+        Ok(symbol)
+    }
+
+    /// Builds and compiles `request`'s kernel in `tier`, checking the libcalls it makes.
+    fn kernel(
+        &mut self,
+        request: &Request,
+        layout: Layout,
+        tier: Tier,
+        index: u32,
+    ) -> Result<(kernel::Built, Context), AotError> {
         let isa = match tier {
             Tier::Optimised => self.isa.clone(),
             Tier::Quick => match &self.quick_isa {
@@ -262,41 +324,78 @@ impl ObjectBuilder {
                 }
             },
         };
-        let index = self.next_index;
-        self.next_index += 1;
+        let what = request.to_string();
         let built = kernel::build_tier(request, layout, Rounding::Rte, &*isa, index, tier)
             .map_err(|error| AotError::Table {
-                request: request.to_string(),
+                request: what.clone(),
                 error,
             })?;
-        let sig = kernel::signature(isa.default_call_conv());
-        let trampoline = trampoline(self.env(), mode_word(self.env(), built.rounding_control));
+        let ctx = self.compile(built.func.clone(), &*isa, &what)?;
+        let libcalls = libcalls(&ctx);
+        for &libcall in &libcalls {
+            if libm_name(libcall).is_none() {
+                return Err(self.compile_error(
+                    &what,
+                    format!(
+                        "the code calls Cranelift's helper {libcall:?}, which the object \
+                         cannot provide"
+                    ),
+                ));
+            }
+            let nearest = matches!(libcall, LibCall::NearestF32 | LibCall::NearestF64);
+            if nearest && built.rounding_control != Rounding::Rte {
+                // libm's nearbyint would round by the kernel's directed mode (no table row
+                // makes such a kernel; the matrix test checks it).
+                return Err(self.compile_error(
+                    &what,
+                    "the kernel runs in a directed rounding mode and calls nearbyint".into(),
+                ));
+            }
+        }
+        Ok((built, ctx))
+    }
 
-        let kernel_id = self.declare(&format!("{symbol}.kernel"), Linkage::Local, &sig)?;
-        self.define(kernel_id, built.func, &*isa, &request.to_string())?;
-
-        let body_name = match trampoline {
-            Some(_) => format!("{symbol}.body"),
-            None => symbol.clone(),
+    /// Declares and defines an entry point's functions: the compiled kernel, the body and the
+    /// trampoline.
+    #[allow(clippy::too_many_arguments)]
+    fn define_entry(
+        &mut self,
+        symbol: &str,
+        sig: &Signature,
+        request: &Request,
+        kernel: Context,
+        trampoline: Option<Trampoline>,
+        built: &kernel::Built,
+        layout: Layout,
+        index: u32,
+    ) -> Result<(), AotError> {
+        let what = request.to_string();
+        let kernel_id = self.declare(&format!("{symbol}.kernel"), Linkage::Local, sig)?;
+        self.define(kernel_id, &kernel)?;
+        for libcall in libcalls(&kernel) {
+            let name = libm_name(libcall).expect("checked when compiled");
+            if !self.libm.contains(&name) {
+                self.libm.push(name);
+            }
+        }
+        let (body_name, body_linkage) = match trampoline {
+            Some(_) => (format!("{symbol}.body"), Linkage::Local),
+            None => (symbol.to_string(), Linkage::Export),
         };
-        let body_linkage = match trampoline {
-            Some(_) => Linkage::Local,
-            None => Linkage::Export,
-        };
-        let body_id = self.declare(&body_name, body_linkage, &sig)?;
+        let body_id = self.declare(&body_name, body_linkage, sig)?;
         let body = self.build_body(
             kernel_id,
-            &sig,
+            sig,
             index,
             built.granule,
             bytes_per_vector(request.src(), layout),
             bytes_per_vector(request.dst(), layout),
         );
-        let main_isa = self.isa.clone();
-        self.define(body_id, body, &*main_isa, &request.to_string())?;
-
+        let isa = self.isa.clone();
+        let body = self.compile(body, &*isa, &what)?;
+        self.define(body_id, &body)?;
         if let Some(t) = trampoline {
-            let id = self.declare(&symbol, Linkage::Export, &sig)?;
+            let id = self.declare(symbol, Linkage::Export, sig)?;
             let reloc = ModuleReloc {
                 offset: t.call_offset,
                 kind: t.kind,
@@ -307,24 +406,15 @@ impl ObjectBuilder {
                 .define_function_bytes(id, 16, &t.bytes, &[reloc])
                 .map_err(|e| self.object_error(e))?;
         }
-
-        self.names.insert(symbol.clone());
-        self.entries.push(Entry {
-            symbol: symbol.clone(),
-            request: *request,
-            layout,
-            tier,
-            granule: built.granule,
-            rounding_control: built.rounding_control,
-            recipe: built.row.recipe.name,
-            row: format!("{}:{}", built.row.file, built.row.line),
-        });
-        Ok(symbol)
+        Ok(())
     }
 
     /// The object file's bytes, the C header declaring every entry point, and the symbols
     /// with their requests, in the order they were added.
     pub fn finish(self) -> Result<AotOutput, AotError> {
+        if let Some(why) = self.broken {
+            return Err(AotError::Broken { why });
+        }
         let header = self.header();
         let symbols = self
             .entries
@@ -372,20 +462,22 @@ impl ObjectBuilder {
             .map_err(|e| self.object_error(e))
     }
 
-    /// Compiles `func` for `isa` and defines it as `id`, with its relocations (calls to the
-    /// object's other functions, Cranelift's libcalls).
-    fn define(
-        &mut self,
-        id: FuncId,
-        func: Function,
-        isa: &dyn TargetIsa,
-        what: &str,
-    ) -> Result<(), AotError> {
-        let error = |why: String| AotError::Compile {
+    fn compile_error(&self, what: &str, why: String) -> AotError {
+        AotError::Compile {
             request: what.to_string(),
             target: self.target.name().into(),
             why,
-        };
+        }
+    }
+
+    /// Compiles `func` for `isa` (Cranelift's errors and panics both as
+    /// [`AotError::Compile`]).
+    fn compile(
+        &self,
+        func: Function,
+        isa: &dyn TargetIsa,
+        what: &str,
+    ) -> Result<Context, AotError> {
         let mut ctx = Context::for_function(func);
         let compiled = catch_unwind(AssertUnwindSafe(|| {
             ctx.compile(isa, &mut ControlPlane::default())
@@ -393,89 +485,27 @@ impl ObjectBuilder {
                 .map_err(|e| format!("{:?}", e.inner))
         }));
         match compiled {
-            Ok(Ok(())) => {}
-            Ok(Err(why)) => return Err(error(why)),
-            Err(panic) => return Err(error(kernel::panic_message(&*panic))),
+            Ok(Ok(())) => Ok(ctx),
+            Ok(Err(why)) => Err(self.compile_error(what, why)),
+            Err(panic) => Err(self.compile_error(what, kernel::panic_message(&*panic))),
         }
-        let code = ctx.compiled_code().expect("compiled above");
+    }
+
+    /// Defines the function `id` as the code compiled in `ctx`, with its relocations (calls
+    /// to the object's other functions, Cranelift's libcalls).
+    fn define(&mut self, id: FuncId, ctx: &Context) -> Result<(), AotError> {
+        let code = ctx.compiled_code().expect("compiled");
         let relocs: Vec<ModuleReloc> = code
             .buffer
             .relocs()
             .iter()
             .map(|r| ModuleReloc::from_mach_reloc(r, &ctx.func, id))
             .collect();
-        for r in &relocs {
-            if let ModuleRelocTarget::LibCall(libcall) = r.name {
-                self.need_libcall(libcall)?;
-            }
-        }
         // Loops start on a 16-byte boundary at least, as compilers align functions.
         let alignment = u64::from(code.buffer.alignment).max(16);
-        let bytes = code.buffer.data().to_vec();
         self.module
-            .define_function_bytes(id, alignment, &bytes, &relocs)
+            .define_function_bytes(id, alignment, code.buffer.data(), &relocs)
             .map_err(|e| self.object_error(e))
-    }
-
-    /// Notes a libcall a kernel makes: libm's go in the header's link note, the pshufb helper
-    /// is defined in the object.
-    fn need_libcall(&mut self, libcall: LibCall) -> Result<(), AotError> {
-        if libcall == LibCall::X86Pshufb {
-            if self.pshufb.is_none() {
-                self.define_pshufb()?;
-            }
-            return Ok(());
-        }
-        let name = libcall_name_str(libcall);
-        if !self.libm.contains(&name) {
-            self.libm.push(name);
-        }
-        Ok(())
-    }
-
-    /// `__cranelift_x86_pshufb(a, mask)` (I8X16, I8X16 -> I8X16), the helper Cranelift's x86-64
-    /// backend calls for a byte shuffle without SSSE3: byte i of the result is
-    /// `a[mask[i] & 15]`, or 0 when bit 7 of `mask[i]` is set. Byte loads and stores on the
-    /// stack only, so it compiles for the SSE2 baseline itself.
-    fn define_pshufb(&mut self) -> Result<(), AotError> {
-        let mut sig = Signature::new(self.isa.default_call_conv());
-        sig.params.push(AbiParam::new(types::I8X16));
-        sig.params.push(AbiParam::new(types::I8X16));
-        sig.returns.push(AbiParam::new(types::I8X16));
-        let id = self.declare(PSHUFB, Linkage::Local, &sig)?;
-        self.pshufb = Some(id);
-        let mut func = Function::with_name_signature(UserFuncName::user(2, 0), sig);
-        {
-            let mut b = FunctionBuilder::new(&mut func, &mut self.fctx);
-            let entry = b.create_block();
-            b.append_block_params_for_function_params(entry);
-            b.switch_to_block(entry);
-            let (a, mask) = (b.block_params(entry)[0], b.block_params(entry)[1]);
-            let slot = |b: &mut FunctionBuilder| {
-                b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4))
-            };
-            let (sa, sm, sr) = (slot(&mut b), slot(&mut b), slot(&mut b));
-            b.ins().stack_store(types::I64, a, sa, 0);
-            b.ins().stack_store(types::I64, mask, sm, 0);
-            let base = b.ins().stack_addr(types::I64, sa, 0);
-            for i in 0..16 {
-                let m = b.ins().stack_load(types::I64, types::I8, sm, i);
-                let index = b.ins().band_imm_u(m, 15);
-                let index = b.ins().uextend(types::I64, index);
-                let at = b.ins().iadd(base, index);
-                let byte = b.ins().load(types::I8, flags(), at, 0);
-                let zero = b.ins().iconst(types::I8, 0);
-                let high = b.ins().icmp(IntCC::SignedLessThan, m, zero);
-                let out = b.ins().select(high, zero, byte);
-                b.ins().stack_store(types::I64, out, sr, i);
-            }
-            let result = b.ins().stack_load(types::I64, types::I8X16, sr, 0);
-            b.ins().return_(&[result]);
-            b.seal_all_blocks();
-            b.finalize(self.isa.frontend_config());
-        }
-        let isa = self.isa.clone();
-        self.define(id, func, &*isa, PSHUFB)
     }
 
     /// The body of an entry point (see the module documentation): the kernel on the whole
@@ -619,10 +649,15 @@ impl ObjectBuilder {
             let _ = writeln!(h, " * {}", mode_note(env, e.rounding_control));
             let _ = writeln!(
                 h,
-                " * Kernel: recipe {} ({}), {} tier, {} vector{} per granule. */",
+                " * Kernel: recipe {} ({}), {} tier{}, {} vector{} per granule. */",
                 e.recipe,
                 e.row,
-                e.tier.name(),
+                e.tier_built.name(),
+                if e.tier_built == e.tier {
+                    ""
+                } else {
+                    " (Cranelift compiles this kernel only with its optimisation passes)"
+                },
                 e.granule,
                 if e.granule == 1 { "" } else { "s" }
             );
@@ -650,16 +685,32 @@ pub struct AotOutput {
     pub symbols: Vec<(String, Request)>,
 }
 
-/// The name the object gives the pshufb helper (Cranelift's own name for it).
-const PSHUFB: &str = "__cranelift_x86_pshufb";
-
-fn libcall_name(libcall: LibCall) -> String {
-    libcall_name_str(libcall).to_string()
+/// The libcalls the code compiled in `ctx` makes.
+fn libcalls(ctx: &Context) -> Vec<LibCall> {
+    use cranelift_codegen::ir::ExternalName;
+    use cranelift_codegen::FinalizedRelocTarget;
+    let code = ctx.compiled_code().expect("compiled");
+    code.buffer
+        .relocs()
+        .iter()
+        .filter_map(|r| match r.target {
+            FinalizedRelocTarget::ExternalName(ExternalName::LibCall(libcall)) => Some(libcall),
+            _ => None,
+        })
+        .collect()
 }
 
-/// The C names of Cranelift's libcalls (the `libm` ones and clconv's pshufb helper).
-fn libcall_name_str(libcall: LibCall) -> &'static str {
-    match libcall {
+/// The C names Cranelift's libcalls have in the object: libm's rounding functions, which
+/// Cranelift's x86-64 backend calls without SSE4.1; the others no kernel calls.
+fn libcall_name(libcall: LibCall) -> String {
+    libm_name(libcall)
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("__clconv_no_{libcall:?}"))
+}
+
+/// The libm function a libcall is, for those a conversion kernel may make.
+fn libm_name(libcall: LibCall) -> Option<&'static str> {
+    Some(match libcall {
         LibCall::CeilF32 => "ceilf",
         LibCall::CeilF64 => "ceil",
         LibCall::FloorF32 => "floorf",
@@ -668,11 +719,8 @@ fn libcall_name_str(libcall: LibCall) -> &'static str {
         LibCall::TruncF64 => "trunc",
         LibCall::NearestF32 => "nearbyintf",
         LibCall::NearestF64 => "nearbyint",
-        LibCall::FmaF32 => "fmaf",
-        LibCall::FmaF64 => "fma",
-        LibCall::X86Pshufb => PSHUFB,
-        _ => "__clconv_unsupported_libcall",
-    }
+        _ => return None,
+    })
 }
 
 /// The ISA of `target` with `is_pic` on (everything else as clconv sets it).
