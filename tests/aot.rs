@@ -486,7 +486,7 @@ fn source(request: &Request, layout: Layout, vectors: usize, bits: &mut Bits) ->
     let mut out = Vec::with_capacity(vectors * stride * eb);
     for _ in 0..vectors * stride {
         let r = bits.next();
-        let v = if r % 4 == 0 {
+        let v = if r.is_multiple_of(4) {
             specials[(r >> 8) as usize % specials.len()]
         } else {
             bits.next()

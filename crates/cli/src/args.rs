@@ -430,7 +430,12 @@ pub struct EmitArgs {
     #[arg(long, value_name = "T", allow_hyphen_values = true)]
     pub target: Option<String>,
     /// The object file to write
-    #[arg(short = 'o', long = "output", value_name = "OUT.o", allow_hyphen_values = true)]
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "OUT.o",
+        allow_hyphen_values = true
+    )]
     pub output: Option<String>,
     /// Also write the C header declaring the functions
     #[arg(long, value_name = "OUT.h", allow_hyphen_values = true)]
