@@ -652,13 +652,16 @@ pub enum SpirvError {
         /// The module's length.
         bytes: usize,
     },
-    /// A length that is not a whole number of 32-bit words.
-    #[error("the module is {bytes} bytes, not a whole number of 32-bit words: it is truncated or not SPIR-V (the last whole instruction ends at byte {last_end})")]
+    /// A length that is not a whole number of 32-bit words, cut inside an instruction's first
+    /// word (a cut further into an instruction is [`SpirvError::Truncated`]).
+    #[error("the module is {bytes} bytes, not a whole number of 32-bit words: it ends {} byte(s) into the instruction at byte {last_end}{}: it is truncated or not SPIR-V", bytes - last_end, match previous_id { Some(id) => format!(" (the one after %{id})"), None => String::new() })]
     PartialWord {
         /// The module's length.
         bytes: usize,
-        /// Where the last complete instruction ends.
+        /// Where the last complete instruction ends (and the cut one starts).
         last_end: usize,
+        /// The last result id before the cut, if any.
+        previous_id: Option<u32>,
     },
     /// The first word is not SPIR-V's magic number in either byte order.
     #[error(
@@ -675,7 +678,7 @@ pub enum SpirvError {
         at: Location,
     },
     /// An instruction that runs past the end of the module.
-    #[error("{at}: the instruction is {words} words long but only {available} remain: the module is truncated")]
+    #[error("{at}: the instruction is {words} words long but only {available} whole word(s) remain: the module is truncated")]
     Truncated {
         /// The instruction.
         at: Location,

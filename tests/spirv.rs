@@ -1224,7 +1224,27 @@ fn broken_llvm_spirv_modules_are_typed_errors_naming_the_instruction() {
     );
     assert!(e.to_string().contains("the one after %24"), "{e}");
     let e = read_err(&good[..at + 10]);
-    assert!(matches!(e, SpirvError::PartialWord { .. }), "{e}");
+    assert!(
+        matches!(&e, SpirvError::Truncated { at: l, available: 2, .. } if l.previous_id == Some(24)),
+        "{e}"
+    );
+    let e = read_err(&good[..at + 2]);
+    assert!(
+        matches!(
+            e,
+            SpirvError::PartialWord {
+                previous_id: Some(24),
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(
+        e.to_string()
+            .contains("2 byte(s) into the instruction at byte")
+            && e.to_string().contains("after %24"),
+        "{e}"
+    );
     // Truncated in the header, and empty.
     assert!(matches!(
         read_err(&good[..12]),

@@ -298,6 +298,7 @@ fn scan(bytes: &[u8]) -> Result<Vec<Scanned>, SpirvError> {
             return Err(SpirvError::PartialWord {
                 bytes: bytes.len(),
                 last_end: pos,
+                previous_id,
             });
         };
         let (words, opcode) = (first >> 16, first & 0xffff);
@@ -324,12 +325,6 @@ fn scan(bytes: &[u8]) -> Result<Vec<Scanned>, SpirvError> {
         }
         let end = pos + 4 * words as usize;
         if end > bytes.len() {
-            if !bytes.len().is_multiple_of(4) {
-                return Err(SpirvError::PartialWord {
-                    bytes: bytes.len(),
-                    last_end: pos,
-                });
-            }
             return Err(SpirvError::Truncated {
                 at: at.location(index),
                 words,

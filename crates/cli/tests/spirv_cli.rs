@@ -89,7 +89,7 @@ fn unreadable_modules_are_one_line_errors() {
     let magic = Temp::with("magic", &magic);
     let missing = fixture("no-such-module.spv");
     for (path, fp16, expect) in [
-        (&truncated.0, true, "not a whole number of 32-bit words"),
+        (&truncated.0, true, "truncated"),
         (&magic.0, true, "not a SPIR-V module"),
         (&missing, true, "cannot read"),
         // half without --fp16: an error naming the instruction.
