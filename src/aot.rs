@@ -17,9 +17,10 @@
 //!   JIT's code for the same target: it converts whole granules only ([`Built::granule`]).
 //! - `<symbol>.body` (local; the entry point itself where no trampoline is needed): Cranelift
 //!   IR that calls the kernel on the whole granules of the buffers in place, then, for the
-//!   `count % granule` vectors left, copies them byte by byte into a zeroed stack slot of one
-//!   granule, calls the kernel on it and copies the results back out (no libc `memcpy`): what
-//!   [`crate::kernel::run_in_granules`] does for the JIT.
+//!   `count % granule` vectors left, copies them (8 bytes at a time, then bytes) into a zeroed
+//!   stack slot of one granule (2 KiB at most), calls the kernel on it and copies the
+//!   results back out (no libc `memcpy`): what [`crate::kernel::run_in_granules`] does for
+//!   the JIT. So the caller's buffers are read and written exactly over the `count` values.
 //! - `<symbol>` (exported): a hand-assembled trampoline that gives the kernel the
 //!   floating-point environment it was compiled for and gives the caller back its own, so no
 //!   caller's mode leaks in and none leaks out:
@@ -132,6 +133,15 @@ pub enum AotError {
         /// What went wrong.
         why: String,
     },
+    /// The target is not one clconv writes objects for: Linux (ELF) only, the host included
+    /// (its entry points follow the System V conventions the trampolines assume).
+    #[error("clconv::aot writes ELF objects for Linux targets, not for {target} ({triple})")]
+    Unsupported {
+        /// The target's name.
+        target: String,
+        /// Its triple.
+        triple: String,
+    },
     /// The object writer (cranelift-object) failed.
     #[error("cannot write the object file for {target}: {why}")]
     Object {
@@ -199,9 +209,20 @@ pub struct ObjectBuilder {
 
 impl ObjectBuilder {
     /// An empty object for `target` (for another architecture than the host's, clconv's
-    /// `cross-target` feature must be on: an [`AotError::Target`] says so otherwise).
+    /// `cross-target` feature must be on: an [`AotError::Target`] says so otherwise). Every
+    /// named target is Linux; [`Target::Host`] is refused ([`AotError::Unsupported`]) on
+    /// other systems.
     pub fn new(target: Target) -> Result<ObjectBuilder, AotError> {
         let isa = position_independent(target, &*target.isa()?)?;
+        let triple = isa.triple();
+        if triple.binary_format != target_lexicon::BinaryFormat::Elf
+            || triple.operating_system != target_lexicon::OperatingSystem::Linux
+        {
+            return Err(AotError::Unsupported {
+                target: target.name().into(),
+                triple: triple.to_string(),
+            });
+        }
         let object_err = |why: String| AotError::Object {
             target: target.name().into(),
             why,
@@ -757,16 +778,27 @@ fn flags() -> MemFlagsData {
         .with_notrap()
 }
 
-/// Stores zeros over `size` bytes at `at` (unrolled: a granule's slot is at most a few
-/// hundred bytes).
+/// Stores zeros over `size` bytes at `at`: unrolled up to 64 bytes, else a loop of 8-byte
+/// stores (a granule's slot takes up to 2 KiB: 128 `uchar16` vectors on x86-64 with AVX-512).
 fn zero_bytes(b: &mut FunctionBuilder, at: Value, size: usize) {
-    let mut offset = 0;
-    for (width, ty) in [(8, types::I64), (1, types::I8)] {
-        while size - offset >= width {
-            let zero = b.ins().iconst(ty, 0);
-            b.ins().store(flags(), zero, at, offset as i32);
-            offset += width;
+    let words = size / 8;
+    if size <= 64 {
+        for i in 0..words {
+            let zero = b.ins().iconst(types::I64, 0);
+            b.ins().store(flags(), zero, at, (i * 8) as i32);
         }
+    } else {
+        let count = b.ins().iconst(types::I64, words as i64);
+        counted_loop(b, count, &mut |b, i| {
+            let offset = b.ins().ishl_imm_u(i, 3);
+            let p = b.ins().iadd(at, offset);
+            let zero = b.ins().iconst(types::I64, 0);
+            b.ins().store(flags(), zero, p, 0);
+        });
+    }
+    for offset in words * 8..size {
+        let zero = b.ins().iconst(types::I8, 0);
+        b.ins().store(flags(), zero, at, offset as i32);
     }
 }
 

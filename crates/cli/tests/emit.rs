@@ -420,3 +420,72 @@ fn emit_usage() {
         "half",
     );
 }
+
+/// The issue's Must-show exactly as it is written: two functions, `--target aarch64 -o k.o
+/// --header k.h`, `aarch64-linux-gnu-gcc -static`, `qemu-aarch64`; Figure 4.2's inputs
+/// (-5.0, 254.5, 254.6, 1.2e9 -> 0, 254, 255, 255) and 0.5, 1.5, -2.5, NaN (-> 0, 2, -2, 0 as
+/// int).
+#[test]
+fn must_show_aarch64() {
+    let dir = scratch("must-show");
+    let out = clconv(
+        &[
+            "emit",
+            "convert_uchar4_sat_rte(float4)",
+            "convert_int4_sat_rte(float4)",
+            "--target",
+            "aarch64",
+            "-o",
+            "k.o",
+            "--header",
+            "k.h",
+        ],
+        &dir,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let program = r#"#include <math.h>
+#include <stdio.h>
+#include "k.h"
+
+int main(void) {
+    const float fig42[4] = {-5.0f, 254.5f, 254.6f, 1.2e9f};
+    const float ties[4] = {0.5f, 1.5f, -2.5f, NAN};
+    uint8_t u[4];
+    int32_t i[4];
+    clconv_convert_uchar4_sat_rte_float4(fig42, u, 1);
+    printf("convert_uchar4_sat_rte((float4)(-5.0f, 254.5f, 254.6f, 1.2e9f)) = (%d, %d, %d, %d)\n",
+           u[0], u[1], u[2], u[3]);
+    clconv_convert_int4_sat_rte_float4(ties, i, 1);
+    printf("convert_int4_sat_rte((float4)(0.5f, 1.5f, -2.5f, NAN)) = (%d, %d, %d, %d)\n",
+           i[0], i[1], i[2], i[3]);
+    return 0;
+}
+"#;
+    std::fs::write(dir.join("must_show.c"), program).unwrap();
+    tool(
+        "aarch64-linux-gnu-gcc",
+        "gcc-aarch64-linux-gnu",
+        " (missing headers or libraries: install Debian's libc6-dev-arm64-cross)",
+        &[
+            "-static",
+            "-Wall",
+            "-Werror",
+            "-o",
+            "must_show",
+            "must_show.c",
+            "k.o",
+        ],
+        &dir,
+    );
+    let printed = tool("qemu-aarch64", "qemu-user", "", &["./must_show"], &dir);
+    eprintln!("{printed}");
+    assert_eq!(
+        printed,
+        "convert_uchar4_sat_rte((float4)(-5.0f, 254.5f, 254.6f, 1.2e9f)) = (0, 254, 255, 255)\n\
+         convert_int4_sat_rte((float4)(0.5f, 1.5f, -2.5f, NAN)) = (0, 2, -2, 0)\n"
+    );
+}
