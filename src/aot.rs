@@ -661,7 +661,7 @@ impl ObjectBuilder {
             let _ = writeln!(h, "/* {}", e.request);
             let _ = writeln!(
                 h,
-                " * src: count {} values ({}); dst: count {} values ({}).",
+                " * src: count {} values ({});\n * dst: count {} values ({}).",
                 src,
                 describe_vector(src, e.layout),
                 dst,

@@ -3,7 +3,8 @@
 //! the host's gcc and run here against the reference interpreter on every kind of tail count,
 //! with buffers that end at an inaccessible page.
 //!
-//! The native tests need gcc (Debian package `gcc`): without it they fail and say so.
+//! The native tests need gcc, and the header test g++ (Debian packages `gcc`, `g++`): without
+//! them they fail and say so.
 #![cfg(all(feature = "aot", feature = "cross-target"))]
 
 use clconv::aot::{symbol_name, AotError, AotOutput, ObjectBuilder};
@@ -106,8 +107,9 @@ fn the_header_declares_typed_functions_and_says_what_they_do() {
         "void clconv_convert_float4_rtp_int4(const int32_t *src, float *dst, size_t count);",
         "void clconv_convert_half3_float3(const float *src, uint16_t *dst, size_t count);",
         "void clconv_as_char16_float4(const float *src, int8_t *dst, size_t count);",
-        " * src: count float3 values (3 float elements (packed layout), 12 bytes each); \
-         dst: count half3 values (3 uint16_t (half bits) elements (packed layout), 6 bytes each).",
+        " * src: count float3 values (3 float elements (packed layout), 12 bytes each);",
+        " * dst: count half3 values (3 uint16_t (half bits) elements (packed layout), 6 bytes \
+         each).",
         // The mxcsr row's kernel runs in its conversion's mode, the others in nearest-even.
         " * Runs with MXCSR = 0x5f80 (exceptions masked, no flush-to-zero or denormals-are-zero, \
          rounding rtp), the caller's MXCSR restored after.",
@@ -617,4 +619,59 @@ fn the_host_is_a_target() {
         .add(&req("convert_int4_sat_rte(float4)"), Tier::Optimised)
         .unwrap();
     check_object(Target::Host, &object.finish().unwrap());
+}
+
+/// The header is strict C99 and C++ (`extern "C"`), and two headers go in one file (their
+/// include guards differ).
+#[test]
+fn the_header_compiles_as_c_and_cplusplus() {
+    let dir = scratch("header");
+    for (file, names) in [
+        (
+            "a.h",
+            &["convert_uchar4_sat_rte(float4)", "as_half2(int)"][..],
+        ),
+        ("b.h", &["convert_double16_rtz(ulong16)"][..]),
+    ] {
+        let mut object = ObjectBuilder::new(Target::Aarch64).unwrap();
+        for n in names {
+            object.add(&req(n), Tier::Optimised).unwrap();
+        }
+        std::fs::write(dir.join(file), object.finish().unwrap().header).unwrap();
+    }
+    std::fs::write(
+        dir.join("both.c"),
+        "#include \"a.h\"\n#include \"b.h\"\n#include \"a.h\"\nint main(void) { return 0; }\n",
+    )
+    .unwrap();
+    run_tool(
+        "gcc",
+        "gcc",
+        &[
+            "-std=c99",
+            "-pedantic",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-fsyntax-only",
+            "both.c",
+        ],
+        &dir,
+    );
+    run_tool(
+        "g++",
+        "g++",
+        &[
+            "-x",
+            "c++",
+            "-std=c++11",
+            "-pedantic",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-fsyntax-only",
+            "both.c",
+        ],
+        &dir,
+    );
 }
