@@ -715,3 +715,245 @@ pub(crate) fn round_to_odd(b: &mut FunctionBuilder, s: Value, err: Value) -> Val
     let bits = b.ins().iadd(bits, delta);
     bitcast_le(b, fty, bits)
 }
+
+/// Vector recipe `int_to_float.native_64` (aarch64): long/ulong -> double in rte, one
+/// `fcvt_from_*` I64X2 -> F64X2 (`scvtf`/`ucvtf .2d`), which rounds once, to nearest-even.
+/// (x64 lowers the same IR to two scalar `cvtsi2sd` and a long unsigned sequence: its table
+/// keeps its own rows.)
+///
+/// Hard inputs: 2^53 + 1 (the first inexact), LONG_MIN, LONG_MAX and ULONG_MAX (2^63, 2^64).
+pub fn vector_native_64(
+    b: &mut FunctionBuilder,
+    spec: &super::block::BlockSpec,
+    inputs: &[Value],
+) -> Vec<Value> {
+    inputs
+        .iter()
+        .map(|&x| convert_nearest(b, spec.src, types::F64X2, x))
+        .collect()
+}
+
+/// Lane masks (all ones where true) of whether the nearest-even conversion `f` of the integer
+/// lanes `x` lies above `x` (`above`) or below it (`below`), for a destination whose lanes are
+/// as wide as the source's (I32X4/F32X4 or I64X2/F64X2), from `t`, `f` converted back with
+/// the saturating conversion (aarch64's `fcvtzs`/`fcvtzu`, `.4s` or `.2d`).
+///
+/// `f` is an integer of at most N bits' magnitude, so `t = f` exactly, except where `f` is
+/// 2^(N-1) (signed) or 2^N (unsigned), one past the integer range, where `t` saturates to the
+/// type's MAX. Those `f` are above every `x` they come from, and `t = MAX` says exactly that
+/// `f` is one of them (no float lies between MAX and the power of two), so:
+/// below = `x > t` (in the saturated case `t = MAX >= x`: false, right), above = `x < t` or
+/// `t == MAX`.
+fn compare_back(
+    b: &mut FunctionBuilder,
+    signed: bool,
+    x: Value,
+    f: Value,
+    want_above: bool,
+    want_below: bool,
+    check_saturated: bool,
+) -> (Option<Value>, Option<Value>) {
+    use super::lanes::splat_bits;
+    let ity = b.func.dfg.value_type(x);
+    let t = if signed {
+        b.ins().fcvt_to_sint_sat(ity, f)
+    } else {
+        b.ins().fcvt_to_uint_sat(ity, f)
+    };
+    let (gt, lt) = if signed {
+        (IntCC::SignedGreaterThan, IntCC::SignedLessThan)
+    } else {
+        (IntCC::UnsignedGreaterThan, IntCC::UnsignedLessThan)
+    };
+    let below = want_below.then(|| b.ins().icmp(gt, x, t));
+    let above = want_above.then(|| {
+        let lane = ity.lane_bits();
+        let max = if signed {
+            (1u64 << (lane - 1)) - 1
+        } else {
+            u64::MAX >> (64 - lane)
+        };
+        let lower = b.ins().icmp(lt, x, t);
+        if !check_saturated {
+            return lower;
+        }
+        let max = splat_bits(b, ity, max);
+        let saturated = b.ins().icmp(IntCC::Equal, t, max);
+        b.ins().bor(lower, saturated)
+    });
+    (above, below)
+}
+
+/// The bits of the float lanes `f` (as integers) stepped one ulp by the mode, from the lane
+/// masks of [`compare_back`]: rtp steps up where `f` is below the exact value, rtn down where
+/// it is above, rtz toward zero where it is farther from zero. Up is +1 on the bits of a
+/// positive `f` and -1 on a negative one (and down the reverse); `f` has the sign of the exact
+/// value `x` and is nonzero wherever it steps. `negative`: the lanes where `x` is negative
+/// (`None` for unsigned sources).
+fn step_by_masks(
+    b: &mut FunctionBuilder,
+    rounding: Rounding,
+    bits: Value,
+    negative: Option<Value>,
+    above: Option<Value>,
+    below: Option<Value>,
+) -> Value {
+    let Some(neg) = negative else {
+        // Unsigned: up is +1, down (= toward zero) is -1; a mask is -1 where it holds.
+        return match rounding {
+            Rounding::Rtp => b.ins().isub(bits, below.expect("rtp asks for below")),
+            _ => b.ins().iadd(bits, above.expect("rtz/rtn ask for above")),
+        };
+    };
+    match rounding {
+        // Toward zero where |f| > |x|: above for a positive x, below for a negative one; -1.
+        Rounding::Rtz => {
+            let away = b.ins().bitselect(
+                neg,
+                below.expect("rtz asks for below"),
+                above.expect("rtz asks for above"),
+            );
+            b.ins().iadd(bits, away)
+        }
+        _ => {
+            // The mask m as +1 for a positive x and -1 for a negative one, without a constant:
+            // neg - (m ^ neg) is 0 where m is 0, and -(-1) = +1 or -1 - 0 = -1 where it is -1.
+            let mask = if rounding == Rounding::Rtp {
+                below.expect("rtp asks for below")
+            } else {
+                above.expect("rtn asks for above")
+            };
+            let flipped = b.ins().bxor(mask, neg);
+            let delta = b.ins().isub(neg, flipped);
+            if rounding == Rounding::Rtp {
+                b.ins().iadd(bits, delta)
+            } else {
+                b.ins().isub(bits, delta)
+            }
+        }
+    }
+}
+
+/// Which of [`compare_back`]'s masks a directed mode needs: (above, below).
+fn masks_for(rounding: Rounding, signed: bool) -> (bool, bool) {
+    match rounding {
+        Rounding::Rtp => (false, true),
+        Rounding::Rtn => (true, false),
+        Rounding::Rtz => (true, signed),
+        Rounding::Rte => (false, false),
+    }
+}
+
+/// Vector recipe `int_to_float.convert_back_sat` (aarch64): int/uint -> float and
+/// long/ulong -> double in rtz, rtp or rtn, from the nearest-even conversion and the
+/// saturating conversion back, which aarch64 has for both lane widths (`scvtf`/`ucvtf`, then
+/// `fcvtzs`/`fcvtzu`, `.4s` or `.2d`): 2.0-2.75 instructions per int element (the split sum:
+/// 4.5), 3.0-5.5 per long (15.0).
+///
+/// 1. f = the nearest-even conversion of x: one rounding, so f is one of the two floats next to
+///    x (x itself when exact).
+/// 2. Whether f is above or below x, exactly, by converting f back ([`compare_back`], which
+///    also covers the f that saturate: 2^31 from INT_MAX - 63 and up, 2^32, 2^63, 2^64).
+/// 3. Step f one ulp toward x where it lies on the wrong side for the mode
+///    ([`step_by_masks`]): the other neighbour of x.
+///
+/// Hard inputs: INT_MAX and LONG_MAX (f = 2^31 / 2^63, t saturates to x itself: rtz/rtn must
+/// still step down), UINT_MAX, ULONG_MAX, INT_MIN and LONG_MIN (exact), 2^24 + 1 and 2^53 + 1
+/// (the first inexact), their negatives, 0.
+pub fn vector_convert_back_sat(
+    b: &mut FunctionBuilder,
+    spec: &super::block::BlockSpec,
+    inputs: &[Value],
+) -> Vec<Value> {
+    let signed = spec.src.is_signed_integer();
+    let (fty, ity) = if spec.src.bits() == 32 {
+        (types::F32X4, types::I32X4)
+    } else {
+        (types::F64X2, types::I64X2)
+    };
+    let (want_above, want_below) = masks_for(spec.rounding, signed);
+    inputs
+        .iter()
+        .map(|&x| {
+            let f = convert_nearest(b, spec.src, fty, x);
+            if spec.rounding == Rounding::Rte {
+                return f;
+            }
+            let (above, below) = compare_back(b, signed, x, f, want_above, want_below, true);
+            let negative = signed.then(|| b.ins().sshr_imm_u(x, ity.lane_bits() as i64 - 1));
+            let bits = bitcast_le(b, ity, f);
+            let bits = step_by_masks(b, spec.rounding, bits, negative, above, below);
+            bitcast_le(b, fty, bits)
+        })
+        .collect()
+}
+
+/// Vector recipe `int_to_float.demote_convert_back` (aarch64): long/ulong -> float in rtz,
+/// rtp or rtn, 4.25-5.0 instructions per element (the split sum with round-to-odd: 19.5-21.25).
+///
+/// 1. f = the nearest-even double of x (`scvtf`/`ucvtf .2d`), demoted to float by
+///    nearest-even (`fcvtn`). Two roundings, but each is monotonic and the two floats next to
+///    x are doubles, so f is still one of them (not always the nearest: that is why this
+///    recipe serves only the directed modes).
+/// 2. f widened back (`fcvtl`, exact) and converted back to an integer (`fcvtzs`/`fcvtzu
+///    .2d`): whether f is above or below x, exactly, as in [`compare_back`]. The masks are
+///    64-bit lanes; one shuffle (`uzp1 .4s`) takes their low halves into the float's lane
+///    order, as another joins the two demoted halves. The f that saturate (2^63, 2^64) are
+///    found on the joined floats, one compare per four lanes (`f >= 2^63`, resp. 2^64).
+/// 3. Step f one ulp by the mode ([`step_by_masks`]); the sign comes from the 32-bit float,
+///    which has x's.
+///
+/// Hard inputs: 2^24 + 1 and 2^53 + 1, 2^63 - 2^39 and up (f = 2^63: t saturates),
+/// LONG_MAX, LONG_MIN, ULONG_MAX (f = 2^64), 0, values whose double is a tie for the float
+/// (2^24 + 1 + 2^-29-ish patterns: 0x100000020000001).
+pub fn vector_demote_convert_back(
+    b: &mut FunctionBuilder,
+    spec: &super::block::BlockSpec,
+    inputs: &[Value],
+) -> Vec<Value> {
+    use super::lanes::{join_low_halves, shuffle_bytes, splat_bits};
+    use cranelift_codegen::ir::condcodes::FloatCC;
+    let signed = spec.src.is_signed_integer();
+    let (want_above, want_below) = masks_for(spec.rounding, signed);
+    let low_dwords = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
+    inputs
+        .chunks(2)
+        .map(|pair| {
+            let mut demoted = Vec::with_capacity(2);
+            let mut aboves = Vec::with_capacity(2);
+            let mut belows = Vec::with_capacity(2);
+            for &x in pair {
+                let d = convert_nearest(b, spec.src, types::F64X2, x);
+                let r = b.ins().fvdemote(d);
+                let back = b.ins().fvpromote_low(r);
+                // The saturated f (2^63, 2^64) are tested once on the joined floats below.
+                let (above, below) =
+                    compare_back(b, signed, x, back, want_above, want_below, false);
+                demoted.push(r);
+                aboves.extend(above);
+                belows.extend(below);
+            }
+            let r = join_low_halves(b, demoted[0], demoted[1]);
+            let join = |b: &mut FunctionBuilder, masks: Vec<Value>| -> Option<Value> {
+                (masks.len() == 2).then(|| {
+                    let m = shuffle_bytes(b, masks[0], masks[1], low_dwords);
+                    bitcast_le(b, types::I32X4, m)
+                })
+            };
+            let above = join(b, aboves).map(|lower| {
+                // f = 2^63 (2^64 for ulong) is above every x it comes from; its conversion
+                // back saturated to MAX, which `lower` cannot tell from x = MAX.
+                let past = if signed { 0x5f00_0000 } else { 0x5f80_0000 }; // 2^63, 2^64
+                let past = splat_bits(b, types::F32X4, past);
+                let saturated = b.ins().fcmp(FloatCC::GreaterThanOrEqual, r, past);
+                let saturated = bitcast_le(b, types::I32X4, saturated);
+                b.ins().bor(lower, saturated)
+            });
+            let below = join(b, belows);
+            let bits = bitcast_le(b, types::I32X4, r);
+            let negative = signed.then(|| b.ins().sshr_imm_u(bits, 31));
+            let bits = step_by_masks(b, spec.rounding, bits, negative, above, below);
+            bitcast_le(b, types::F32X4, bits)
+        })
+        .collect()
+}

@@ -127,3 +127,73 @@ pub fn vector(
         vs
     }
 }
+
+/// Vector recipe `int_to_int.narrow_native` (aarch64): [`vector`], except that narrowing
+/// uses the instructions aarch64 has for it, from any lane width (64-bit lanes included):
+///
+/// - `_sat` from a signed source: saturating narrows alone, `snarrow` (`sqxtn`/`sqxtn2`) at
+///   every step but the last, which is `unarrow` (`sqxtun`) for an unsigned destination: each
+///   step keeps the order and every value of the final range, so the last clamps exactly. No
+///   `smin`/`smax` first (two instructions each on 64-bit lanes).
+/// - `_sat` from an unsigned source: `uunarrow` (`uqxtn`/`uqxtn2`) at every step, which clamps
+///   to the unsigned range of each step's width and so to the destination's for an unsigned
+///   destination; a signed one then takes one `umin` with its maximum (127 or 32767) on the
+///   narrow lanes.
+/// - without `_sat` (the low bits): two vectors to one by the shuffle of their even lanes
+///   (`uzp1`), one instruction per step where the shifts and packs of [`vector`] take four.
+///
+/// Widening and same-width conversions are [`vector`]'s.
+///
+/// Hard inputs: each type's MIN and MAX and the destination's bounds plus and minus one;
+/// ULONG_MAX and LONG_MIN for the 64-bit lanes.
+pub fn vector_narrow_native(
+    b: &mut FunctionBuilder,
+    spec: &super::block::BlockSpec,
+    inputs: &[Value],
+) -> Vec<Value> {
+    use super::lanes::{int_vector, shuffle_bytes, splat_bits};
+    use super::values::bitcast_le;
+    let (src, dst) = (spec.src, spec.dst);
+    let (mut bits, db) = (src.bits(), dst.bits());
+    if db >= bits {
+        return vector(b, spec, inputs);
+    }
+    let mut vs = inputs.to_vec();
+    while bits > db {
+        let last = bits / 2 == db;
+        vs = vs
+            .chunks(2)
+            .map(|pair| {
+                let (a, c) = (pair[0], pair[1]);
+                if !spec.saturate {
+                    let v = shuffle_bytes(b, a, c, even_lanes_mask(bits));
+                    bitcast_le(b, int_vector(bits / 2), v)
+                } else if !src.is_signed_integer() {
+                    b.ins().uunarrow(a, c)
+                } else if last && !dst.is_signed_integer() {
+                    b.ins().unarrow(a, c)
+                } else {
+                    b.ins().snarrow(a, c)
+                }
+            })
+            .collect();
+        bits /= 2;
+    }
+    if spec.saturate && !src.is_signed_integer() && dst.is_signed_integer() {
+        let max = dst.int_max().expect("integer destination") as u64;
+        let max = splat_bits(b, int_vector(db), max);
+        vs = vs.into_iter().map(|v| b.ins().umin(v, max)).collect();
+    }
+    vs
+}
+
+/// The byte shuffle that takes the low half of every `from_bits` lane of two vectors, in
+/// order: aarch64's `uzp1` at the half width.
+fn even_lanes_mask(from_bits: u32) -> [u8; 16] {
+    let (from, to) = ((from_bits / 8) as usize, (from_bits / 16) as usize);
+    let mut mask = [0u8; 16];
+    for (i, m) in mask.iter_mut().enumerate() {
+        *m = ((i / to) * from + i % to) as u8;
+    }
+    mask
+}

@@ -114,6 +114,43 @@ fn demote_supported(s: &BlockSpec) -> bool {
     s.src == ScalarType::Double && s.dst == ScalarType::Float
 }
 
+/// long/ulong -> double in rte (aarch64's `scvtf`/`ucvtf .2d`).
+fn int64_to_double_rte(s: &BlockSpec) -> bool {
+    s.src.is_integer()
+        && s.src.bits() == 64
+        && s.dst == ScalarType::Double
+        && s.rounding == Rounding::Rte
+}
+
+/// int/uint -> float and long/ulong -> double, directed: the conversion back is exact there.
+fn same_width_int_to_float_directed(s: &BlockSpec) -> bool {
+    let same_width = match s.src.bits() {
+        32 => s.dst == ScalarType::Float,
+        64 => s.dst == ScalarType::Double,
+        _ => false,
+    };
+    s.src.is_integer() && same_width && s.rounding != Rounding::Rte
+}
+
+/// long/ulong -> float, directed.
+fn int64_to_float_directed(s: &BlockSpec) -> bool {
+    s.src.is_integer()
+        && s.src.bits() == 64
+        && s.dst == ScalarType::Float
+        && s.rounding != Rounding::Rte
+}
+
+/// float/double -> long/ulong.
+fn float_to_int64(s: &BlockSpec) -> bool {
+    matches!(s.src, ScalarType::Float | ScalarType::Double)
+        && s.dst.is_integer()
+        && s.dst.bits() == 64
+}
+
+fn round_native_64(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
+    float_to_int::vector_64(b, s, v)
+}
+
 fn round_native(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
     float_to_int::vector(b, s, lanes::VectorRounding::Native, v)
 }
@@ -252,6 +289,48 @@ pub const RECIPES: &[Recipe] = &[
         class: None,
         supports: half_supported,
         body: Body::Vector(half_magic),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "float_to_float.demote_compare",
+        class: Some(Class::FloatToFloat),
+        supports: demote_directed,
+        body: Body::Vector(float_to_float::vector_demote_compare),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "int_to_int.narrow_native",
+        class: Some(Class::IntToInt),
+        supports: any,
+        body: Body::Vector(int_to_int::vector_narrow_native),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "float_to_int.round_native_64",
+        class: Some(Class::FloatToInt),
+        supports: float_to_int64,
+        body: Body::Vector(round_native_64),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "int_to_float.native_64",
+        class: Some(Class::IntToFloat),
+        supports: int64_to_double_rte,
+        body: Body::Vector(int_to_float::vector_native_64),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "int_to_float.convert_back_sat",
+        class: Some(Class::IntToFloat),
+        supports: same_width_int_to_float_directed,
+        body: Body::Vector(int_to_float::vector_convert_back_sat),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "int_to_float.demote_convert_back",
+        class: Some(Class::IntToFloat),
+        supports: int64_to_float_directed,
+        body: Body::Vector(int_to_float::vector_demote_convert_back),
         rounds_by_control: false,
     },
     Recipe {
