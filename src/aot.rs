@@ -29,9 +29,10 @@
 //!     except for the table's `mxcsr` rows, directed int -> float and double -> float, which
 //!     convert with one instruction in the conversion's mode), calls the body, restores the
 //!     caller's MXCSR (its exception flags too: the kernel's do not leak).
-//!   - aarch64: saves FPCR and FPSR, sets FPCR to 0 (round to nearest-even, no flush-to-zero,
-//!     no default NaN, no traps; aarch64 has no rows that round by the control), calls the
-//!     body, restores both.
+//!   - aarch64: saves FPCR and FPSR, sets FPCR to the kernel's (no flush-to-zero, no default
+//!     NaN, no traps, and RMode: nearest-even except for the table's `fpcr` rows, directed
+//!     int -> float and double -> float, which convert with one instruction in the
+//!     conversion's mode), calls the body, restores both.
 //!   - riscv64 with V (`riscv64-v`): saves `fcsr` and zeroes it (`frm` nearest-even, flags
 //!     clear) around the call: the vector floating-point instructions Cranelift emits
 //!     (`vfadd`, `vfcvt.f.x`, `vfncvt.f.f`, ...) round by the dynamic `frm`.
@@ -866,6 +867,17 @@ fn mode_word(env: FpEnv, rounding: Rounding) -> u32 {
             };
             0x1f80 | rc << 13
         }
+        // FPCR.RMode, bits 23:22: RN 0, RP 1, RM 2, RZ 3; everything else 0 (no flush-to-zero,
+        // no default NaN, no traps).
+        FpEnv::Fpcr => {
+            let rmode = match rounding {
+                Rounding::Rte => 0,
+                Rounding::Rtp => 1,
+                Rounding::Rtn => 2,
+                Rounding::Rtz => 3,
+            };
+            rmode << 22
+        }
         _ => 0,
     }
 }
@@ -919,23 +931,26 @@ fn trampoline(env: FpEnv, mode: u32) -> Option<Trampoline> {
             })
         }
         FpEnv::Fpcr => {
-            let words: [u32; 12] = [
-                0xa9be7bfd, // stp x29, x30, [sp, #-32]!
-                0x910003fd, // mov x29, sp
-                0xd53b4409, // mrs x9, fpcr
-                0xd53b442a, // mrs x10, fpsr
-                0xa9012be9, // stp x9, x10, [sp, #16]
-                0xd51b441f, // msr fpcr, xzr
-                0x94000000, // bl body
-                0xa9412be9, // ldp x9, x10, [sp, #16]
-                0xd51b4409, // msr fpcr, x9
-                0xd51b442a, // msr fpsr, x10
-                0xa8c27bfd, // ldp x29, x30, [sp], #32
-                0xd65f03c0, // ret
+            // `mode` has bits only in 16..32 (FPCR.RMode is 23:22): one movz loads it.
+            debug_assert_eq!(mode & 0xffff_0000, mode);
+            let words: [u32; 13] = [
+                0xa9be7bfd,                     // stp x29, x30, [sp, #-32]!
+                0x910003fd,                     // mov x29, sp
+                0xd53b4409,                     // mrs x9, fpcr
+                0xd53b442a,                     // mrs x10, fpsr
+                0xa9012be9,                     // stp x9, x10, [sp, #16]
+                0xd2a0000b | (mode >> 16) << 5, // movz x11, #(mode >> 16), lsl #16
+                0xd51b440b,                     // msr fpcr, x11
+                0x94000000,                     // bl body
+                0xa9412be9,                     // ldp x9, x10, [sp, #16]
+                0xd51b4409,                     // msr fpcr, x9
+                0xd51b442a,                     // msr fpsr, x10
+                0xa8c27bfd,                     // ldp x29, x30, [sp], #32
+                0xd65f03c0,                     // ret
             ];
             Some(Trampoline {
                 bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
-                call_offset: 0x18,
+                call_offset: 0x1c,
                 kind: Reloc::Arm64Call,
                 addend: 0,
             })
@@ -998,9 +1013,12 @@ fn mode_note(env: FpEnv, rounding: Rounding) -> String {
             mode_word(env, rounding),
             rounding.name()
         ),
-        FpEnv::Fpcr => "Runs with FPCR = 0 (round to nearest-even, no flush-to-zero, no \
-                          traps), the caller's FPCR and FPSR restored after."
-            .into(),
+        FpEnv::Fpcr => format!(
+            "Runs with FPCR = 0x{:08x} (no flush-to-zero, no default NaN, no traps, rounding \
+             {}), the caller's FPCR and FPSR restored after.",
+            mode_word(env, rounding),
+            rounding.name()
+        ),
         FpEnv::Fcsr => "Runs with fcsr = 0 (frm round to nearest-even), the caller's fcsr \
                         restored after."
             .into(),

@@ -20,11 +20,13 @@ use cranelift_codegen::isa::TargetIsa;
 use std::fmt;
 use std::sync::OnceLock;
 
-/// The flag name the guard `mxcsr` stands for. It is no Cranelift flag: it holds for batch
-/// kernels, whose caller sets the rounding control (x86-64's MXCSR.RC) to the rounding a
-/// [`Recipe::rounds_by_control`] recipe needs (the JIT does; see
-/// [`crate::kernel::Built::rounding_control`]), and never for code lowered into a caller's own
-/// function ([`crate::lower::Lowering`]), which runs in whatever mode its caller left.
+/// The flag name the guards `mxcsr` (x86-64) and `fpcr` (aarch64) stand for. It is no
+/// Cranelift flag: it holds for batch kernels, whose caller sets the rounding control (x86-64's
+/// MXCSR.RC, aarch64's FPCR.RMode) to the rounding a [`Recipe::rounds_by_control`] recipe needs
+/// (the JIT and the AOT entry points do; see [`crate::kernel::Built::rounding_control`]), and
+/// never for code lowered into a caller's own function ([`crate::lower::Lowering`]), which runs
+/// in whatever mode its caller left. A builder-API caller that wants these rows' code must set
+/// the control itself around it, as the AOT entry points do.
 pub const ROUNDING_CONTROL: &str = "clconv: the kernel's caller sets the rounding control";
 
 /// A target architecture with a table.
@@ -82,7 +84,11 @@ impl Arch {
                 ("avx512dq", "has_avx512dq"),
                 ("mxcsr", ROUNDING_CONTROL),
             ],
-            Arch::Aarch64 => &[("lse", "has_lse"), ("fp16", "has_fp16")],
+            Arch::Aarch64 => &[
+                ("lse", "has_lse"),
+                ("fp16", "has_fp16"),
+                ("fpcr", ROUNDING_CONTROL),
+            ],
             Arch::Riscv64 => &[("has_v", "has_v"), ("has_zfh", "has_zfh")],
             Arch::S390x => &[("vxrs_ext2", "has_vxrs_ext2")],
         }
@@ -316,9 +322,15 @@ impl Table {
                     )));
                 }
             }
-            if recipe.rounds_by_control != guard.contains(&"mxcsr") {
+            let by_control = guard.iter().any(|g| {
+                arch.features()
+                    .iter()
+                    .any(|&(name, flag)| name == *g && flag == ROUNDING_CONTROL)
+            });
+            if recipe.rounds_by_control != by_control {
                 return Err(err(format!(
-                    "recipe `{}` {}: only such recipes take the `mxcsr` guard, and they need it",
+                    "recipe `{}` {}: only such recipes take the rounding-control guard (`mxcsr`, \
+                     `fpcr`), and they need it",
                     recipe.name,
                     if recipe.rounds_by_control {
                         "rounds by the rounding control"
@@ -463,8 +475,8 @@ pub struct IsaFeatures {
 }
 
 impl IsaFeatures {
-    /// The features of `isa` for a batch kernel: its flags, and on x86-64 the `mxcsr` guard
-    /// ([`ROUNDING_CONTROL`]). An error for an architecture without a table.
+    /// The features of `isa` for a batch kernel: its flags, and the rounding-control guard
+    /// ([`ROUNDING_CONTROL`]: `mxcsr` on x86-64, `fpcr` on aarch64). An error for an architecture without a table.
     pub fn of(isa: &dyn TargetIsa) -> Result<IsaFeatures, TableError> {
         let arch = Arch::of(isa).ok_or_else(|| TableError {
             file: "lowering-tables".into(),
@@ -480,12 +492,12 @@ impl IsaFeatures {
         Ok(IsaFeatures {
             arch,
             enabled,
-            rounding_control: arch == Arch::X86_64,
+            rounding_control: matches!(arch, Arch::X86_64 | Arch::Aarch64),
         })
     }
 
     /// These features for code that runs in its caller's rounding mode (nearest-even, as
-    /// OpenCL and Rust assume): the `mxcsr` guard never holds.
+    /// OpenCL and Rust assume): the `mxcsr` and `fpcr` guards never hold.
     ///
     /// ```
     /// use clconv::table::{IsaFeatures, ROUNDING_CONTROL};

@@ -99,17 +99,34 @@ fn the_host_takes_the_native_rows() {
 
 #[test]
 fn only_batch_kernels_round_by_the_rounding_control() {
-    // A row guarded by `mxcsr` names a recipe that rounds by MXCSR.RC, and only such rows do:
-    // the tables refuse anything else.
+    // A row guarded by `mxcsr` (x86-64) or `fpcr` (aarch64) names a recipe that rounds by the
+    // rounding control, and only such rows do: the tables refuse anything else.
     for t in table::tables().unwrap() {
         for row in &t.rows {
+            let guard = match t.arch {
+                Arch::X86_64 => "mxcsr",
+                Arch::Aarch64 => "fpcr",
+                _ => "(none)",
+            };
             assert_eq!(
                 row.recipe.rounds_by_control,
-                row.guard.contains(&"mxcsr"),
+                row.guard.contains(&guard),
                 "{row:?}"
             );
         }
     }
+    let aarch64_error = Table::parse(
+        Arch::Aarch64,
+        "t",
+        "fpcr float_to_float double float * rtz float_to_float.demote\n",
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        aarch64_error.contains("rounds to nearest-even by itself"),
+        "{aarch64_error}"
+    );
     assert!(
         parse_error("mxcsr float_to_float double float * rtz float_to_float.demote\n")
             .contains("rounds to nearest-even by itself")
@@ -134,6 +151,21 @@ fn only_batch_kernels_round_by_the_rounding_control() {
     }
     // int, uint, long, ulong -> float; long, ulong -> double; double -> float: 7 pairs x 3 modes.
     assert_eq!(by_control, 21);
+    #[cfg(feature = "cross-target")]
+    {
+        // The same 21 on aarch64 (the `fpcr` rows), none of them for code lowered inline.
+        let isa = Target::Aarch64.isa().unwrap();
+        let batch = IsaFeatures::of(&*isa).unwrap();
+        let inline = batch.clone().without_rounding_control();
+        let by_control = Key::all()
+            .iter()
+            .filter(|k| batch.choose(k).unwrap().recipe.rounds_by_control)
+            .count();
+        assert_eq!(by_control, 21);
+        assert!(Key::all()
+            .iter()
+            .all(|k| !inline.choose(k).unwrap().recipe.rounds_by_control));
+    }
 }
 
 fn parse_error(text: &str) -> String {

@@ -439,6 +439,40 @@ pub fn vector_by_control(
         .collect()
 }
 
+/// Vector recipe `int_to_float.native_by_control` (aarch64 batch kernels in rtz, rtp or rtn,
+/// run with FPCR.RMode set to the mode, as the AOT entry point does): the conversion
+/// instructions round by the control.
+///
+/// - int/uint -> float: one `scvtf`/`ucvtf .4s` per four elements.
+/// - long/ulong -> double: one `scvtf`/`ucvtf .2d` per two.
+/// - long/ulong -> float: `.2d` then `fcvtn`: two roundings in the same direction, which are
+///   one. Every float is a double and a directed rounding is monotone, so the double the
+///   first rounding gives lies between x and the float the mode picks for x (or is that
+///   float), and the second rounding picks the same float.
+///
+/// A zero converts to +0 in every mode (an exact zero result is +0), so rtn needs no sign
+/// fix-up, unlike the x86-64 split sum's `x + (-x)`.
+///
+/// Hard inputs: 2^24 + 1 and 2^53 + 1 (the first inexact), INT_MAX, LONG_MIN, ULONG_MAX (rtp:
+/// 2^64), -1 and 0 under rtn.
+pub fn vector_native_by_control(
+    b: &mut FunctionBuilder,
+    spec: &super::block::BlockSpec,
+    inputs: &[Value],
+) -> Vec<Value> {
+    if spec.src.bits() == 32 {
+        return vector_native_rte(b, spec, inputs);
+    }
+    let doubles = vector_native_64(b, spec, inputs);
+    if spec.dst == ScalarType::Double {
+        return doubles;
+    }
+    doubles
+        .chunks(2)
+        .map(|pair| super::float_to_float::demote_block(b, pair[0], pair[1], Rounding::Rte))
+        .collect()
+}
+
 /// `v` (F32X4 or F64X2) with every lane's sign bit cleared.
 fn clear_sign(b: &mut FunctionBuilder, v: Value) -> Value {
     use super::lanes::{int_vector, splat_bits};

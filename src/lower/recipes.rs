@@ -243,6 +243,13 @@ pub const RECIPES: &[Recipe] = &[
         rounds_by_control: true,
     },
     Recipe {
+        name: "int_to_float.native_by_control",
+        class: Some(Class::IntToFloat),
+        supports: int_to_float_by_control,
+        body: Body::Vector(int_to_float::vector_native_by_control),
+        rounds_by_control: true,
+    },
+    Recipe {
         name: "int_to_float.ulong_halves_by_control",
         class: Some(Class::IntToFloat),
         supports: ulong_to_float_down,
