@@ -15,6 +15,24 @@
 //! can round to a nonzero half, so the second rounding sees the exact value's side and tie
 //! status: one correct rounding, not two. Values below float's normal range only need to stay
 //! nonzero with their sign, which round-to-odd guarantees.
+//!
+//! NaN: the reference's rule (`src/reference.rs`: the sign kept, the payload's top bits kept,
+//! the quiet bit set) is what x86-64's and AArch64's `fpromote`/`fdemote` give, but RISC-V's
+//! `fcvt.d.s`/`fcvt.s.d` return the canonical NaN (`0x7ff8000000000000`, `0x7fc00000`) for
+//! every NaN, losing sign and payload. So the per-element sequences, which every target and
+//! the builder API (no target known) run, compute a NaN's result on the bits in integer IR
+//! and select it where the source is not equal to itself (`fcmp ne x, x`: exactly the NaNs):
+//! 4-6 integer instructions, a compare and a select per element, on every target, so that
+//! every target gives the same bits (riscv64's per-element kernels, `lowering-tables/REPORT.md`
+//! at rtz: float -> double 3 -> 12 instructions per element, double -> float 11 -> 21,
+//! half -> double 34 -> 43, double -> half 87 -> 103). RISC-V's vector conversions
+//! (`vfwcvt.f.f.v`, `vfncvt.f.f.w`) do the same, so riscv64 with V takes the `_keep_nan`
+//! vector recipes ([`vector_promote_keep_nan`], [`vector_demote_keep_nan`], and
+//! `half.round_native_keep_nan` for half <-> double), which select the defined NaN in integer
+//! lanes (2.5 -> 5.5, 8.25 -> 13.25, 8.88 -> 11.75, 22.38 -> 27 per element); the other
+//! targets' vector conversions keep sign and payload and need no fix-up, so their batch
+//! kernels are unchanged. (`crates/verify/tests/cross_isa.rs` runs every kernel under QEMU
+//! and pins the bits.)
 
 use super::half;
 use super::values::bitcast_le;
@@ -33,11 +51,11 @@ pub fn emit(
 ) -> Value {
     use ScalarType::{Double, Float, Half};
     match (src, dst) {
-        (Float, Double) => b.ins().fpromote(types::F64, x),
+        (Float, Double) => promote_f32(b, x),
         (Half, Float) => half::half_bits_to_f32(b, x),
         (Half, Double) => {
             let f = half::half_bits_to_f32(b, x);
-            b.ins().fpromote(types::F64, f)
+            promote_f32(b, f)
         }
         (Double, Float) => demote_f64(b, x, rounding),
         (Float, Half) => {
@@ -66,40 +84,43 @@ fn demote_nearest(b: &mut FunctionBuilder, x: Value) -> (Value, Value, Value) {
 
 fn demote_f64(b: &mut FunctionBuilder, x: Value, rounding: Rounding) -> Value {
     let (r, went_away, went_toward) = demote_nearest(b, x);
-    if rounding == Rounding::Rte {
-        return r;
-    }
     let bits = bitcast_le(b, types::I32, r);
-    let one = b.ins().iconst(types::I32, 1);
-    let up = b.ins().iadd(bits, one);
-    let down = b.ins().isub(bits, one);
-    let zero = b.ins().f64const(0.0);
-    let negative = b.ins().fcmp(FloatCC::LessThan, x, zero);
-    // Which wrong direction to undo: rtz undoes "away"; rtp undoes "away" for negatives and
-    // "toward" for positives; rtn the mirror image.
-    let (undo_away, undo_toward) = match rounding {
-        Rounding::Rtz => (went_away, None),
-        Rounding::Rtp => {
-            let positive = b.ins().bxor_imm_u(negative, 1);
-            (
-                b.ins().band(went_away, negative),
-                Some(b.ins().band(went_toward, positive)),
-            )
+    let bits = if rounding == Rounding::Rte {
+        bits
+    } else {
+        let one = b.ins().iconst(types::I32, 1);
+        let up = b.ins().iadd(bits, one);
+        let down = b.ins().isub(bits, one);
+        let zero = b.ins().f64const(0.0);
+        let negative = b.ins().fcmp(FloatCC::LessThan, x, zero);
+        // Which wrong direction to undo: rtz undoes "away"; rtp undoes "away" for negatives and
+        // "toward" for positives; rtn the mirror image.
+        let (undo_away, undo_toward) = match rounding {
+            Rounding::Rtz => (went_away, None),
+            Rounding::Rtp => {
+                let positive = b.ins().bxor_imm_u(negative, 1);
+                (
+                    b.ins().band(went_away, negative),
+                    Some(b.ins().band(went_toward, positive)),
+                )
+            }
+            Rounding::Rtn => {
+                let positive = b.ins().bxor_imm_u(negative, 1);
+                (
+                    b.ins().band(went_away, positive),
+                    Some(b.ins().band(went_toward, negative)),
+                )
+            }
+            Rounding::Rte => unreachable!(),
+        };
+        let mut result = b.ins().select(undo_away, down, bits);
+        if let Some(toward) = undo_toward {
+            result = b.ins().select(toward, up, result);
         }
-        Rounding::Rtn => {
-            let positive = b.ins().bxor_imm_u(negative, 1);
-            (
-                b.ins().band(went_away, positive),
-                Some(b.ins().band(went_toward, negative)),
-            )
-        }
-        Rounding::Rte => unreachable!(),
+        result
     };
-    let mut result = b.ins().select(undo_away, down, bits);
-    if let Some(toward) = undo_toward {
-        result = b.ins().select(toward, up, result);
-    }
-    bitcast_le(b, types::F32, result)
+    let bits = keep_nan_of_f64(b, x, bits);
+    bitcast_le(b, types::F32, bits)
 }
 
 /// double -> float rounded to odd, as I32 bits.
@@ -111,7 +132,44 @@ fn demote_f64_to_odd_bits(b: &mut FunctionBuilder, x: Value) -> Value {
     let truncated = b.ins().select(went_away, down, bits);
     let inexact = b.ins().bor(went_away, went_toward);
     let sticky = b.ins().uextend(types::I32, inexact);
-    b.ins().bor(truncated, sticky)
+    let odd = b.ins().bor(truncated, sticky);
+    // A NaN's float bits keep the top 23 payload bits, so float -> half then keeps the top 10:
+    // the reference's double -> half NaN, in two steps that each keep the top bits.
+    keep_nan_of_f64(b, x, odd)
+}
+
+/// float -> double, exact, a NaN keeping its sign and payload (see the module docs):
+/// `fpromote`, or for a NaN `(sextend(bits) << 29) | 0x7ff8_0000_0000_0000`: the shift puts the
+/// 23 payload bits at the top of double's 52 and the sign at bit 63 (the sign extension fills
+/// the bits between, which the exponent's ones then cover); the constant sets the exponent
+/// and the quiet bit. Float `0x7f800001` (signalling) gives `0x7ff8000020000000`.
+fn promote_f32(b: &mut FunctionBuilder, x: Value) -> Value {
+    let r = b.ins().fpromote(types::F64, x);
+    let bits = bitcast_le(b, types::I32, x);
+    let wide = b.ins().sextend(types::I64, bits);
+    let moved = b.ins().ishl_imm_u(wide, 29);
+    let nan = b.ins().bor_imm_u(moved, 0x7ff8_0000_0000_0000);
+    let nan = bitcast_le(b, types::F64, nan);
+    let is_nan = b.ins().fcmp(FloatCC::NotEqual, x, x);
+    b.ins().select(is_nan, nan, r)
+}
+
+/// `bits` (the float result of demoting the double `x`, as I32), or, when `x` is a NaN, the
+/// NaN the reference defines: the sign, the top 23 payload bits, the quiet bit. In I64,
+/// `x >> 29` (logical) holds the payload's top 23 bits under nine exponent ones, so with the
+/// quiet bit or-ed in its low word is `0xffc00000 | payload`; `x >> 32` (arithmetic) or
+/// `0x7fffffff` is `sign | 0x7fffffff` in the low word, and the `and` of the two is the NaN.
+/// Double `0x7ff0000000000001` (signalling, payload below float's) gives `0x7fc00000`.
+fn keep_nan_of_f64(b: &mut FunctionBuilder, x: Value, bits: Value) -> Value {
+    let d = bitcast_le(b, types::I64, x);
+    let payload = b.ins().ushr_imm_u(d, 29);
+    let payload = b.ins().bor_imm_u(payload, 0x0040_0000);
+    let sign = b.ins().sshr_imm_u(d, 32);
+    let sign = b.ins().bor_imm_u(sign, 0x7fff_ffff);
+    let nan = b.ins().band(payload, sign);
+    let nan = b.ins().ireduce(types::I32, nan);
+    let is_nan = b.ins().fcmp(FloatCC::NotEqual, x, x);
+    b.ins().select(is_nan, nan, bits)
 }
 
 /// Vector recipe `float_to_float.promote`: float -> double, exact: `fvpromote_low` on each
@@ -124,6 +182,78 @@ pub fn vector_promote(b: &mut FunctionBuilder, inputs: &[Value]) -> Vec<Value> {
         out.push(b.ins().fvpromote_low(high));
     }
     out
+}
+
+/// Vector recipe `float_to_float.promote_keep_nan`: [`vector_promote`] with every NaN lane
+/// replaced by the reference's NaN, for targets whose vector conversion gives the canonical
+/// NaN (RISC-V's `vfwcvt.f.f.v`): per F64X2, the float lanes sign-extended to 64 bits
+/// (`swiden`), shifted left by 29 and or-ed with `0x7ff8_0000_0000_0000` (the vector form of
+/// `promote_f32`), selected where the result is not equal to itself (a NaN). 3 instructions
+/// per element on top of the promotion on riscv64 with V.
+pub fn vector_promote_keep_nan(b: &mut FunctionBuilder, inputs: &[Value]) -> Vec<Value> {
+    use super::lanes::splat_bits;
+    let mut out = Vec::with_capacity(inputs.len() * 2);
+    for &v in inputs {
+        let high = super::lanes::high_half_to_low(b, v);
+        let bits = bitcast_le(b, types::I32X4, v);
+        let wide = [b.ins().swiden_low(bits), b.ins().swiden_high(bits)];
+        for (half, wide) in [v, high].into_iter().zip(wide) {
+            let d = b.ins().fvpromote_low(half);
+            let moved = b.ins().ishl_imm_u(wide, 29);
+            let exp_quiet = splat_bits(b, types::I64X2, 0x7ff8_0000_0000_0000);
+            let nan = b.ins().bor(moved, exp_quiet);
+            let is_nan = b.ins().fcmp(FloatCC::NotEqual, d, d);
+            let d_bits = bitcast_le(b, types::I64X2, d);
+            let r = b.ins().bitselect(is_nan, nan, d_bits);
+            out.push(bitcast_le(b, types::F64X2, r));
+        }
+    }
+    out
+}
+
+/// Vector recipe `float_to_float.demote_keep_nan`: [`vector_demote`] with every NaN lane
+/// replaced by the reference's NaN ([`keep_nan_of_f64x2`]), for targets whose vector
+/// conversion gives the canonical NaN (RISC-V's `vfncvt.f.f.w`).
+pub fn vector_demote_keep_nan(
+    b: &mut FunctionBuilder,
+    spec: &super::block::BlockSpec,
+    inputs: &[Value],
+) -> Vec<Value> {
+    inputs
+        .chunks(2)
+        .map(|pair| {
+            let r = demote_block(b, pair[0], pair[1], spec.rounding);
+            keep_nan_of_f64x2(b, pair[0], pair[1], r)
+        })
+        .collect()
+}
+
+/// `r`, the F32X4 demotion of the F64X2 pair `x0`, `x1` (lanes in order), with each lane whose
+/// source is a NaN replaced by the NaN the reference defines: the vector form of
+/// `keep_nan_of_f64`, computed in I64X2 (`(x >> 29 | 0x400000) & (x >>s 32 | 0x7fffffff)` has
+/// the float NaN in each lane's low 32 bits) and moved to 32-bit lanes by the shuffle that
+/// joins the demoted halves; a lane of `r` is a NaN exactly where its source is, so `r`'s own
+/// `fcmp ne r, r` is the mask. 5 instructions per element on riscv64 with V.
+pub fn keep_nan_of_f64x2(b: &mut FunctionBuilder, x0: Value, x1: Value, r: Value) -> Value {
+    use super::lanes::{shuffle_bytes, splat_bits};
+    let mut nans = Vec::with_capacity(2);
+    for x in [x0, x1] {
+        let d = bitcast_le(b, types::I64X2, x);
+        let payload = b.ins().ushr_imm_u(d, 29);
+        let quiet = splat_bits(b, types::I64X2, 0x0040_0000);
+        let payload = b.ins().bor(payload, quiet);
+        let sign = b.ins().sshr_imm_u(d, 32);
+        let rest = splat_bits(b, types::I64X2, 0x7fff_ffff);
+        let sign = b.ins().bor(sign, rest);
+        nans.push(b.ins().band(payload, sign));
+    }
+    let low_dwords = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
+    let nan = shuffle_bytes(b, nans[0], nans[1], low_dwords);
+    let nan = bitcast_le(b, types::I32X4, nan);
+    let mask = b.ins().fcmp(FloatCC::NotEqual, r, r);
+    let bits = bitcast_le(b, types::I32X4, r);
+    let fixed = b.ins().bitselect(mask, nan, bits);
+    bitcast_le(b, types::F32X4, fixed)
 }
 
 /// Vector recipe `float_to_float.demote`: double -> float in any mode, two F64X2 per F32X4.

@@ -23,10 +23,15 @@ use cranelift_frontend::FunctionBuilder;
 ///    float as is; double by `fvpromote_low`; integers by the float -> integer recipe.
 ///
 /// `kind` says how step 2 rounds to integers (the native instruction or the magic constant).
+/// `keep_nan` replaces the NaN lanes of double's demotion and promotion by the reference's NaN
+/// ([`float_to_float::keep_nan_of_f64x2`], [`float_to_float::vector_promote_keep_nan`]): the
+/// recipe `half.round_native_keep_nan`, for targets whose vector conversions give the
+/// canonical NaN (RISC-V).
 pub fn vector(
     b: &mut FunctionBuilder,
     spec: &BlockSpec,
     kind: VectorRounding,
+    keep_nan: bool,
     inputs: &[Value],
 ) -> Vec<Value> {
     let src = spec.src;
@@ -43,7 +48,14 @@ pub fn vector(
         ScalarType::Float => inputs.to_vec(),
         ScalarType::Double => inputs
             .chunks(2)
-            .map(|p| float_to_float::demote_block_odd(b, p[0], p[1]))
+            .map(|p| {
+                let odd = float_to_float::demote_block_odd(b, p[0], p[1]);
+                if keep_nan {
+                    float_to_float::keep_nan_of_f64x2(b, p[0], p[1], odd)
+                } else {
+                    odd
+                }
+            })
             .collect(),
         t if t.bits() <= 16 => {
             lanes::widen_to(b, inputs.to_vec(), t.bits(), 32, t.is_signed_integer())
@@ -81,6 +93,7 @@ pub fn vector(
             lanes::narrow_to(b, halves, 32, 16, None)
         }
         ScalarType::Float => floats,
+        ScalarType::Double if keep_nan => float_to_float::vector_promote_keep_nan(b, &floats),
         ScalarType::Double => float_to_float::vector_promote(b, &floats),
         _ => {
             let as_float = BlockSpec {

@@ -166,15 +166,32 @@ fn half_supported(s: &BlockSpec) -> bool {
 }
 
 fn half_native(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
-    half_vector::vector(b, s, lanes::VectorRounding::Native, v)
+    half_vector::vector(b, s, lanes::VectorRounding::Native, false, v)
 }
 
 fn half_magic(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
-    half_vector::vector(b, s, lanes::VectorRounding::Magic, v)
+    half_vector::vector(b, s, lanes::VectorRounding::Magic, false, v)
+}
+
+/// half <-> double: the only half conversions whose vector recipe converts a NaN with a
+/// floating-point instruction (double's demotion or promotion).
+fn half_double(s: &BlockSpec) -> bool {
+    matches!(
+        (s.src, s.dst),
+        (ScalarType::Half, ScalarType::Double) | (ScalarType::Double, ScalarType::Half)
+    )
+}
+
+fn half_native_keep_nan(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
+    half_vector::vector(b, s, lanes::VectorRounding::Native, true, v)
 }
 
 fn promote(b: &mut FunctionBuilder, _: &BlockSpec, v: &[Value]) -> Vec<Value> {
     float_to_float::vector_promote(b, v)
+}
+
+fn promote_keep_nan(b: &mut FunctionBuilder, _: &BlockSpec, v: &[Value]) -> Vec<Value> {
+    float_to_float::vector_promote_keep_nan(b, v)
 }
 
 /// Every recipe.
@@ -278,6 +295,20 @@ pub const RECIPES: &[Recipe] = &[
         rounds_by_control: false,
     },
     Recipe {
+        name: "float_to_float.promote_keep_nan",
+        class: Some(Class::FloatToFloat),
+        supports: promote_supported,
+        body: Body::Vector(promote_keep_nan),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "float_to_float.demote_keep_nan",
+        class: Some(Class::FloatToFloat),
+        supports: demote_supported,
+        body: Body::Vector(float_to_float::vector_demote_keep_nan),
+        rounds_by_control: false,
+    },
+    Recipe {
         name: "float_to_float.demote_by_control",
         class: Some(Class::FloatToFloat),
         supports: demote_directed,
@@ -289,6 +320,13 @@ pub const RECIPES: &[Recipe] = &[
         class: None,
         supports: half_supported,
         body: Body::Vector(half_native),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "half.round_native_keep_nan",
+        class: Some(Class::FloatToFloat),
+        supports: half_double,
+        body: Body::Vector(half_native_keep_nan),
         rounds_by_control: false,
     },
     Recipe {

@@ -4,6 +4,8 @@
 //!
 //! - [`check`]: the differential checker (a JIT kernel against the reference interpreter, bit
 //!   for bit) and its input generators.
+//! - [`cross`]: ahead-of-time objects for aarch64, riscv64 and s390x run under QEMU with a C
+//!   driver, against the reference.
 //! - [`exhaustive`]: every input of the 8-, 16- and 32-bit sources, through the fast path whose
 //!   soundness VERIFICATION.md argues.
 //! - [`interp`]: clconv's IR run in Cranelift's own interpreter, a second opinion that tells
@@ -14,6 +16,7 @@
 #![deny(missing_docs)]
 
 pub mod check;
+pub mod cross;
 pub mod exhaustive;
 pub mod fuzz_targets;
 pub mod interp;
