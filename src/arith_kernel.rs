@@ -32,7 +32,7 @@
 use crate::arith::{ArithBufferError, ArithOp, ArithParseError, ArithRequest, FloatType};
 use crate::jit::{self, Disassembly, Element, Jit, JitError};
 use crate::lower::rounded_arith::emit;
-use crate::table::{IsaFeatures, ROUNDING_CONTROL};
+use crate::table::{Arch, IsaFeatures, ROUNDING_CONTROL};
 use crate::types::{Layout, Rounding, Width};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
@@ -145,6 +145,9 @@ fn rounds_by_control_with(
     directed == DirectedArith::RoundingControl
         && request.effective_rounding(static_mode) != Rounding::Rte
         && features.has(ROUNDING_CONTROL)
+        // Only the JIT runs arithmetic kernels, and only on x86-64 does it set the control
+        // (MXCSR); the AOT entry points set FPCR for conversions, never for arithmetic.
+        && features.arch() == Arch::X86_64
         && (request.op() != ArithOp::Fma || features.has("has_fma"))
 }
 

@@ -511,6 +511,11 @@ impl IsaFeatures {
         self
     }
 
+    /// The architecture these features are of.
+    pub fn arch(&self) -> Arch {
+        self.arch
+    }
+
     /// Whether the Cranelift flag `name` is on ([`ROUNDING_CONTROL`]: whether the `mxcsr`
     /// guard holds).
     pub fn has(&self, name: &str) -> bool {

@@ -886,10 +886,10 @@ fn masks_for(rounding: Rounding, signed: bool) -> (bool, bool) {
 ///
 /// 1. f = the nearest-even conversion of x: one rounding, so f is one of the two floats next to
 ///    x (x itself when exact).
-/// 2. Whether f is above or below x, exactly, by converting f back ([`compare_back`], which
+/// 2. Whether f is above or below x, exactly, by converting f back (`compare_back`, which
 ///    also covers the f that saturate: 2^31 from INT_MAX - 63 and up, 2^32, 2^63, 2^64).
 /// 3. Step f one ulp toward x where it lies on the wrong side for the mode
-///    ([`step_by_masks`]): the other neighbour of x.
+///    (`step_by_masks`): the other neighbour of x.
 ///
 /// Hard inputs: INT_MAX and LONG_MAX (f = 2^31 / 2^63, t saturates to x itself: rtz/rtn must
 /// still step down), UINT_MAX, ULONG_MAX, INT_MIN and LONG_MIN (exact), 2^24 + 1 and 2^53 + 1
@@ -930,11 +930,11 @@ pub fn vector_convert_back_sat(
 ///    x are doubles, so f is still one of them (not always the nearest: that is why this
 ///    recipe serves only the directed modes).
 /// 2. f widened back (`fcvtl`, exact) and converted back to an integer (`fcvtzs`/`fcvtzu
-///    .2d`): whether f is above or below x, exactly, as in [`compare_back`]. The masks are
+///    .2d`): whether f is above or below x, exactly, as in `compare_back`. The masks are
 ///    64-bit lanes; one shuffle (`uzp1 .4s`) takes their low halves into the float's lane
 ///    order, as another joins the two demoted halves. The f that saturate (2^63, 2^64) are
 ///    found on the joined floats, one compare per four lanes (`f >= 2^63`, resp. 2^64).
-/// 3. Step f one ulp by the mode ([`step_by_masks`]); the sign comes from the 32-bit float,
+/// 3. Step f one ulp by the mode (`step_by_masks`); the sign comes from the 32-bit float,
 ///    which has x's.
 ///
 /// Hard inputs: 2^24 + 1 and 2^53 + 1, 2^63 - 2^39 and up (f = 2^63: t saturates),
