@@ -76,7 +76,7 @@
 use crate::buffer::bytes_per_vector;
 use crate::kernel::{self, Tier};
 use crate::request::Request;
-use crate::table::{Arch, TableError};
+use crate::table::{Arch, IsaFeatures, TableError};
 use crate::target::{Target, TargetError};
 use crate::types::{Layout, Rounding, ScalarType, Width};
 use cranelift_codegen::binemit::Reloc;
@@ -206,6 +206,8 @@ pub struct ObjectBuilder {
     next_index: u32,
     /// Why the object is unusable ([`AotError::Broken`]), if it is.
     broken: Option<String>,
+    /// Whether kernels may take the rows that round by the control (`mxcsr`, `fpcr`).
+    rounding_control: bool,
 }
 
 impl ObjectBuilder {
@@ -242,7 +244,18 @@ impl ObjectBuilder {
             libm: Vec::new(),
             next_index: 0,
             broken: None,
+            rounding_control: true,
         })
+    }
+
+    /// Entry points added from now on take the table rows that round by themselves, the ones
+    /// code lowered into a caller's own function takes ([`Lowering`](crate::lower::Lowering)),
+    /// never the `mxcsr`/`fpcr` rows that round by the control: every such kernel runs in
+    /// nearest-even. What the test suite uses to run those rows' machine code under QEMU; the
+    /// results are the same, only slower.
+    pub fn without_rounding_control(mut self) -> ObjectBuilder {
+        self.rounding_control = false;
+        self
     }
 
     /// The target the object is for.
@@ -347,11 +360,24 @@ impl ObjectBuilder {
             },
         };
         let what = request.to_string();
-        let built = kernel::build_tier(request, layout, Rounding::Rte, &*isa, index, tier)
-            .map_err(|error| AotError::Table {
-                request: what.clone(),
-                error,
-            })?;
+        let table_error = |error| AotError::Table {
+            request: what.clone(),
+            error,
+        };
+        let mut features = IsaFeatures::of(&*isa).map_err(table_error)?;
+        if !self.rounding_control {
+            features = features.without_rounding_control();
+        }
+        let built = kernel::build_tier_with_features(
+            request,
+            layout,
+            Rounding::Rte,
+            &*isa,
+            &features,
+            index,
+            tier,
+        )
+        .map_err(table_error)?;
         let ctx = self.compile(built.func.clone(), &*isa, &what)?;
         let libcalls = libcalls(&ctx);
         for &libcall in &libcalls {

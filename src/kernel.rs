@@ -111,11 +111,27 @@ pub fn build_tier(
     index: u32,
     tier: Tier,
 ) -> Result<Built, TableError> {
+    let features = IsaFeatures::of(isa)?;
+    build_tier_with_features(request, layout, static_mode, isa, &features, index, tier)
+}
+
+/// [`build_tier`] with the table rows `features` allow: for example
+/// [`IsaFeatures::without_rounding_control`]'s, the rows code lowered into a caller's own
+/// function takes, in a kernel that then needs no rounding control.
+pub fn build_tier_with_features(
+    request: &Request,
+    layout: Layout,
+    static_mode: Rounding,
+    isa: &dyn TargetIsa,
+    features: &IsaFeatures,
+    index: u32,
+    tier: Tier,
+) -> Result<Built, TableError> {
     let mut func = Function::new();
     let (row, granule) = build_tier_into(
         &mut func,
         &mut FunctionBuilderContext::new(),
-        &IsaFeatures::of(isa)?,
+        features,
         isa.frontend_config(),
         request,
         layout,

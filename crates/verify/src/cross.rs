@@ -918,12 +918,28 @@ pub fn run(
     dir: &Path,
     chunk: usize,
 ) -> Result<TargetRun, CrossError> {
+    run_with(tools, plan, dir, chunk, true)
+}
+
+/// [`run`], with `rounding_control` false: the object's kernels take the rows that round by
+/// themselves ([`ObjectBuilder::without_rounding_control`]), the ones code lowered into a
+/// caller's own function takes, so their machine code runs too.
+pub fn run_with(
+    tools: &Toolchain,
+    plan: &Plan,
+    dir: &Path,
+    chunk: usize,
+    rounding_control: bool,
+) -> Result<TargetRun, CrossError> {
     tools.check().map_err(CrossError::Tools)?;
     io(dir, std::fs::create_dir_all(dir))?;
     let mut times = Times::default();
 
     let start = Instant::now();
     let mut object = ObjectBuilder::new(tools.target)?;
+    if !rounding_control {
+        object = object.without_rounding_control();
+    }
     for e in &plan.entries {
         let symbol = match e.layout {
             Layout::Aligned => object.add_aligned(&e.request, e.tier)?,
