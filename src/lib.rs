@@ -2,7 +2,8 @@
 //!
 //! Lowers OpenCL C explicit conversions (`convert_<dst><n>[_sat][_rte|_rtz|_rtp|_rtn]`) and
 //! reinterpretations (`as_<type><n>`) to Cranelift IR, exact to the specification on every input,
-//! and JIT-compiles batch kernels that convert whole buffers.
+//! into the caller's own function or as batch kernels that convert whole buffers (compiled
+//! in-process or ahead of time for any target).
 //!
 //! The layers, one module each:
 //! - [`types`]: scalar and vector types, rounding modes, buffer layouts.
@@ -11,6 +12,9 @@
 //! - [`buffer`]: how many vectors a pair of byte buffers holds, and the errors when they do not fit.
 //! - [`reference`](mod@reference): the reference interpreter on soft-float (`rustc_apfloat`),
 //!   the oracle.
+//! - [`lower`]: the builder API (`Lowering::lower_named`: one call from a name, on your values).
+//! - [`table`] and [`kernel`]: which recipe each conversion uses per target, and batch kernels.
+//! - `jit` (feature `jit`, default), `aot` (feature `aot`), `spirv` (feature `spirv`).
 //!
 //! ```
 //! use clconv::{reference, Extensions, Layout, Request};
@@ -20,6 +24,28 @@
 //! reference::evaluate(&req, Layout::Packed, &src, &mut dst).unwrap();
 //! assert_eq!(dst, [0, 254, 255, 255]);
 //! ```
+//!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `jit` | on | `jit`, `arith_kernel`: batch kernels compiled in-process (executable memory, threads) |
+//! | `cross-target` | off | Cranelift's aarch64, riscv64 and s390x backends besides the host's |
+//! | `aot` | off | `aot`: relocatable objects with C entry points and a C header, for any target |
+//! | `spirv` | off | `spirv`: SPIR-V conversion instructions and modules to requests |
+//!
+//! Without default features: the builder API, the reference, names, tables and kernel IR, with
+//! the host's Cranelift backend only.
+//!
+//! # Cranelift
+//!
+//! clconv follows Cranelift **0.135.8** exactly (`=0.135.8`: the newest release that builds on
+//! rustc 1.95) and re-exports the crates its API speaks: [`cranelift_codegen`],
+//! [`cranelift_frontend`], [`cranelift_native`] and [`target_lexicon`]. Build your function
+//! with these re-exports and its `Value`s, `Type`s and `FunctionBuilder` are clconv's. A
+//! compiler on another Cranelift release cannot mix the two (each release's types are distinct
+//! to Rust): it uses the clconv release that follows its Cranelift, or moves to 0.135.8. The
+//! CHANGELOG names the Cranelift release of every clconv release.
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // Without the JIT, the builder API's docs still point at it (links that resolve when it is on).
