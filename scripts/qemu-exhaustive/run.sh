@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Every input of the aarch64 int/uint -> float fpcr rows under qemu-aarch64 (VERIFICATION.md).
-# Needs qemu-user, gcc-aarch64-linux-gnu and libc6-dev-arm64-cross; about 10 minutes on 2 cores.
+# Every input of the aarch64 int/uint -> float rtz/rtp/rtn kernels under qemu-aarch64
+# (VERIFICATION.md): the fpcr rows (batch kernels, rounding by FPCR.RMode) by default, the rows
+# code lowered into a caller's function takes with `--without-rounding-control`.
+# Needs qemu-user, gcc-aarch64-linux-gnu and libc6-dev-arm64-cross; about 7 minutes on 2 cores.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 work="$(mktemp -d)"
@@ -8,7 +10,7 @@ cd "$here/../.."
 cargo run -q -p clconv-cli -- emit \
     'convert_float_rtz(int)' 'convert_float_rtp(int)' 'convert_float_rtn(int)' \
     'convert_float_rtz(uint)' 'convert_float_rtp(uint)' 'convert_float_rtn(uint)' \
-    --target aarch64 -o "$work/k.o" --header "$work/k.h" > /dev/null
+    --target aarch64 -o "$work/k.o" --header "$work/k.h" "$@" > /dev/null
 aarch64-linux-gnu-gcc -O2 -static -I"$work" "$here/int_to_float.c" "$work/k.o" -lm -o "$work/check"
 # Self-test: the rtp kernel against the rtz oracle must report mismatches.
 if qemu-aarch64 "$work/check" 1 0 128 > /dev/null; then

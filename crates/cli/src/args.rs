@@ -191,7 +191,7 @@ pub enum Command {
         verbatim_doc_comment,
         override_usage = "clconv emit FUNCTION... --target T -o OUT.o [--header OUT.h] \
                           [--tier optimised|quick|both]\n                   \
-                          [--layout packed|aligned] [--fp16]"
+                          [--layout packed|aligned] [--fp16] [--without-rounding-control]"
     )]
     Emit(EmitArgs),
 }
@@ -449,6 +449,11 @@ pub struct EmitArgs {
     /// Allow half (the cl_khr_fp16 extension)
     #[arg(long)]
     pub fp16: bool,
+    /// Use only rows that round by themselves (the code lowered into a caller's own function
+    /// takes), never the mxcsr/fpcr rows that round by the control: same results, every kernel
+    /// in nearest-even
+    #[arg(long)]
+    pub without_rounding_control: bool,
 }
 
 /// Parses the command line (after checking it is UTF-8, as clap's message for that names no

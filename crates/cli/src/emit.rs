@@ -34,6 +34,9 @@ pub fn emit(args: &EmitArgs) -> Result<ExitCode, Usage> {
         .map(|f| Request::parse(f, ext).map_err(|e| Usage(format!("{}: {e}", shown(f)))))
         .collect::<Result<Vec<_>, _>>()?;
     let mut object = ObjectBuilder::new(target)?;
+    if args.without_rounding_control {
+        object = object.without_rounding_control();
+    }
     let mut added = Vec::new();
     for request in &requests {
         for &tier in &tiers {

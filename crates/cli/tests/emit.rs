@@ -489,3 +489,30 @@ int main(void) {
          convert_int4_sat_rte((float4)(0.5f, 1.5f, -2.5f, NAN)) = (0, 2, -2, 0)\n"
     );
 }
+
+/// `--without-rounding-control`: the entry point of a directed int -> float conversion keeps
+/// FPCR.RMode at nearest-even (its kernel takes the row that rounds by itself), where by
+/// default it sets RMode to the conversion's mode (the `fpcr` row): RP is 0b01 at bits 23:22.
+#[test]
+fn without_rounding_control_keeps_the_mode_at_nearest() {
+    let dir = scratch("without-rounding-control");
+    let header = |extra: &[&str]| {
+        let mut args = vec![
+            "emit",
+            "convert_float4_rtp(int4)",
+            "--target",
+            "aarch64",
+            "-o",
+            "k.o",
+            "--header",
+            "-",
+        ];
+        args.extend_from_slice(extra);
+        let out = clconv(&args, &dir);
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert!(header(&[]).contains("FPCR = 0x00400000"));
+    let inline = header(&["--without-rounding-control"]);
+    assert!(inline.contains("FPCR = 0x00000000"), "{inline}");
+}
