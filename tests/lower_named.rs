@@ -5,71 +5,16 @@
 //! interpreter; the errors are typed and say what was wrong.
 
 use clconv::cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData, Value};
-use clconv::cranelift_codegen::settings::{self, Configurable};
 use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use clconv::lower::{element_type, vector_parts, LowerError, Lowering};
 use clconv::{reference, Extensions, Layout, Request, RequestError, Width};
-use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{default_libcall_names, Linkage, Module};
+use cranelift_jit::JITModule;
+use cranelift_module::{Linkage, Module};
+
+mod common;
+use common::{jit_module, Form};
 
 /// How the operand and result travel.
-#[derive(Clone, Copy, Debug)]
-enum Form {
-    Components,
-    Parts,
-}
-
-fn module() -> JITModule {
-    let mut flags = settings::builder();
-    flags.set("use_colocated_libcalls", "false").unwrap();
-    flags.set("is_pic", "false").unwrap();
-    let isa = clconv::cranelift_native::builder()
-        .unwrap()
-        .finish(settings::Flags::new(flags))
-        .unwrap();
-    let mut jit = JITBuilder::with_isa(isa, default_libcall_names());
-    jit.symbol(
-        "nearbyintf",
-        nearbyintf as extern "C" fn(f32) -> f32 as *const u8,
-    );
-    jit.symbol(
-        "nearbyint",
-        nearbyint as extern "C" fn(f64) -> f64 as *const u8,
-    );
-    jit.symbol("floorf", floorf as extern "C" fn(f32) -> f32 as *const u8);
-    jit.symbol("floor", floor as extern "C" fn(f64) -> f64 as *const u8);
-    jit.symbol("ceilf", ceilf as extern "C" fn(f32) -> f32 as *const u8);
-    jit.symbol("ceil", ceil as extern "C" fn(f64) -> f64 as *const u8);
-    jit.symbol("truncf", truncf as extern "C" fn(f32) -> f32 as *const u8);
-    jit.symbol("trunc", trunc as extern "C" fn(f64) -> f64 as *const u8);
-    JITModule::new(jit)
-}
-
-extern "C" fn nearbyintf(x: f32) -> f32 {
-    x.round_ties_even()
-}
-extern "C" fn nearbyint(x: f64) -> f64 {
-    x.round_ties_even()
-}
-extern "C" fn floorf(x: f32) -> f32 {
-    x.floor()
-}
-extern "C" fn floor(x: f64) -> f64 {
-    x.floor()
-}
-extern "C" fn ceilf(x: f32) -> f32 {
-    x.ceil()
-}
-extern "C" fn ceil(x: f64) -> f64 {
-    x.ceil()
-}
-extern "C" fn truncf(x: f32) -> f32 {
-    x.trunc()
-}
-extern "C" fn trunc(x: f64) -> f64 {
-    x.trunc()
-}
-
 /// Compiles `fn(src, dst)` that loads one value of `request`'s source in `form`, lowers
 /// `name` on it with one `lower_named` call, and stores the result; returns its address.
 fn compile(
@@ -240,7 +185,7 @@ fn every_width_3_conversion_and_every_reinterpretation_in_both_forms() {
         .into_iter()
         .filter(|r| matches!(r, Request::Reinterpret(_)) || r.src().width == Width::W3)
         .collect();
-    let mut module = module();
+    let mut module = jit_module();
     let mut n = 0;
     for request in &requests {
         for form in [Form::Components, Form::Parts] {

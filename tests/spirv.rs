@@ -14,7 +14,6 @@
 #![cfg(feature = "spirv")]
 
 use clconv::cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData, Value};
-use clconv::cranelift_codegen::settings::{self, Configurable};
 use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use clconv::lower::{element_type, vector_parts, Lowering};
 use clconv::reference::{self, ElementConverter};
@@ -22,11 +21,14 @@ use clconv::spirv::{self, Instruction, Module, Op, Role, SpirvError, SpirvType};
 use clconv::{
     Conversion, Extensions, Layout, Request, RequestError, Rounding, ScalarType, VectorType,
 };
-use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{default_libcall_names, Linkage, Module as _};
+use cranelift_jit::JITModule;
+use cranelift_module::{Linkage, Module as _};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
+
+mod common;
+use common::{jit_module, Form};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/spirv/");
 
@@ -366,63 +368,6 @@ const KERNELS: [(&str, &str); 8] = [
     ("sort_key", "as_uint(float)"),
 ];
 
-#[derive(Clone, Copy, Debug)]
-enum Form {
-    Components,
-    Parts,
-}
-
-fn jit() -> JITModule {
-    let mut flags = settings::builder();
-    flags.set("use_colocated_libcalls", "false").unwrap();
-    flags.set("is_pic", "false").unwrap();
-    let isa = clconv::cranelift_native::builder()
-        .unwrap()
-        .finish(settings::Flags::new(flags))
-        .unwrap();
-    let mut jit = JITBuilder::with_isa(isa, default_libcall_names());
-    jit.symbol(
-        "nearbyintf",
-        nearbyintf as extern "C" fn(f32) -> f32 as *const u8,
-    );
-    jit.symbol(
-        "nearbyint",
-        nearbyint as extern "C" fn(f64) -> f64 as *const u8,
-    );
-    jit.symbol("floorf", floorf as extern "C" fn(f32) -> f32 as *const u8);
-    jit.symbol("floor", floor as extern "C" fn(f64) -> f64 as *const u8);
-    jit.symbol("ceilf", ceilf as extern "C" fn(f32) -> f32 as *const u8);
-    jit.symbol("ceil", ceil as extern "C" fn(f64) -> f64 as *const u8);
-    jit.symbol("truncf", truncf as extern "C" fn(f32) -> f32 as *const u8);
-    jit.symbol("trunc", trunc as extern "C" fn(f64) -> f64 as *const u8);
-    JITModule::new(jit)
-}
-
-extern "C" fn nearbyintf(x: f32) -> f32 {
-    x.round_ties_even()
-}
-extern "C" fn nearbyint(x: f64) -> f64 {
-    x.round_ties_even()
-}
-extern "C" fn floorf(x: f32) -> f32 {
-    x.floor()
-}
-extern "C" fn floor(x: f64) -> f64 {
-    x.floor()
-}
-extern "C" fn ceilf(x: f32) -> f32 {
-    x.ceil()
-}
-extern "C" fn ceil(x: f64) -> f64 {
-    x.ceil()
-}
-extern "C" fn truncf(x: f32) -> f32 {
-    x.trunc()
-}
-extern "C" fn trunc(x: f64) -> f64 {
-    x.trunc()
-}
-
 /// Compiles `fn(src, dst)` that loads one value of `request`'s source in `form`, lowers `inst`
 /// on it with one `spirv::lower` call, and stores the result; returns its address.
 fn compile(
@@ -530,7 +475,7 @@ fn realistic_kernels_lower_and_run_bit_exact() {
             Lowering::with_static_mode(Rounding::Rtp).with_extensions(ext),
         ),
     ];
-    let mut jit = jit();
+    let mut jit = jit_module();
     let mut n = 0;
     let mut runs = 0;
     for m in &found {
@@ -594,7 +539,7 @@ fn missing_rounding_mode_on_a_float_result_is_nearest_even() {
     };
     let request = inst.request(Extensions::default()).unwrap();
     assert_eq!(request.to_string(), "convert_float(int)");
-    let mut jit = jit();
+    let mut jit = jit_module();
     for (n, mode) in Rounding::ALL.into_iter().enumerate() {
         let lowering = Lowering::with_static_mode(mode);
         let f = compile(&mut jit, n, &lowering, &inst, &request, Form::Components);
