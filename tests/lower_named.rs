@@ -4,12 +4,11 @@
 //! cranelift-jit, run on special and random bits, and compared bit for bit with the reference
 //! interpreter; the errors are typed and say what was wrong.
 
-use clconv::cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData, Value};
+use clconv::cranelift_codegen::ir::{types, Value};
 use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use clconv::lower::{element_type, vector_parts, LowerError, Lowering};
+use clconv::lower::{element_type, LowerError, Lowering};
 use clconv::{reference, Extensions, Layout, Request, RequestError, Width};
 use cranelift_jit::JITModule;
-use cranelift_module::{Linkage, Module};
 
 mod common;
 use common::{jit_module, Form};
@@ -24,63 +23,20 @@ fn compile(
     request: &Request,
     form: Form,
 ) -> *const u8 {
-    let mut sig = module.make_signature();
-    sig.params.push(AbiParam::new(types::I64));
-    sig.params.push(AbiParam::new(types::I64));
-    let id = module
-        .declare_function(&format!("f{n}"), Linkage::Local, &sig)
-        .unwrap();
-    let mut ctx = module.make_context();
-    ctx.func.signature = sig;
-    let mut fctx = FunctionBuilderContext::new();
-    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    let (src, dst) = (b.block_params(entry)[0], b.block_params(entry)[1]);
-    let flags = MemFlagsData::trusted();
-    let (s, d) = (request.src(), request.dst());
-    let args: Vec<Value> = match form {
-        Form::Components => {
-            let ty = element_type(s.elem);
-            (0..s.lanes())
-                .map(|i| b.ins().load(ty, flags, src, (i * s.elem.bytes()) as i32))
-                .collect()
-        }
-        Form::Parts => {
-            let (ty, count) = vector_parts(s);
-            (0..count)
-                .map(|i| b.ins().load(ty, flags, src, (16 * i) as i32))
-                .collect()
-        }
-    };
-    let lowering = Lowering::new().with_extensions(Extensions::with_fp16());
-    let out = lowering.lower_named(&mut b, name, &args).unwrap();
-    match form {
-        Form::Components => {
-            assert_eq!(out.len(), d.lanes(), "{name}");
-            for (i, &v) in out.iter().enumerate() {
-                assert_eq!(b.func.dfg.value_type(v), element_type(d.elem), "{name}");
-                b.ins().store(flags, v, dst, (i * d.elem.bytes()) as i32);
+    common::compile(module, n, name, request, form, |b, args| {
+        let lowering = Lowering::new().with_extensions(Extensions::with_fp16());
+        let out = lowering.lower_named(b, name, args).unwrap();
+        if let Form::Components = form {
+            for &v in &out {
+                assert_eq!(
+                    b.func.dfg.value_type(v),
+                    element_type(request.dst().elem),
+                    "{name}"
+                );
             }
         }
-        Form::Parts => {
-            assert_eq!(out.len(), vector_parts(d).1, "{name}");
-            for (i, &v) in out.iter().enumerate() {
-                b.ins().store(flags, v, dst, (16 * i) as i32);
-            }
-        }
-    }
-    b.ins().return_(&[]);
-    b.seal_all_blocks();
-    b.finalize(module.isa().frontend_config());
-    module.define_function(id, &mut ctx).unwrap();
-    id_address(module, id)
-}
-
-fn id_address(module: &mut JITModule, id: cranelift_module::FuncId) -> *const u8 {
-    module.finalize_definitions().unwrap();
-    module.get_finalized_function(id)
+        out
+    })
 }
 
 /// Special bit patterns of an element of `bytes` bytes, then pseudo-random ones.

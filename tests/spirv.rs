@@ -13,16 +13,13 @@
 //!   changed) never panic.
 #![cfg(feature = "spirv")]
 
-use clconv::cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData, Value};
-use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use clconv::lower::{element_type, vector_parts, Lowering};
+use clconv::lower::{vector_parts, Lowering};
 use clconv::reference::{self, ElementConverter};
 use clconv::spirv::{self, Instruction, Module, Op, Role, SpirvError, SpirvType};
 use clconv::{
     Conversion, Extensions, Layout, Request, RequestError, Rounding, ScalarType, VectorType,
 };
 use cranelift_jit::JITModule;
-use cranelift_module::{Linkage, Module as _};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
@@ -378,57 +375,10 @@ fn compile(
     request: &Request,
     form: Form,
 ) -> extern "C" fn(*const u8, *mut u8) {
-    let mut sig = module.make_signature();
-    sig.params.push(AbiParam::new(types::I64));
-    sig.params.push(AbiParam::new(types::I64));
-    let id = module
-        .declare_function(&format!("f{n}"), Linkage::Local, &sig)
-        .unwrap();
-    let mut ctx = module.make_context();
-    ctx.func.signature = sig;
-    let mut fctx = FunctionBuilderContext::new();
-    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    let (src, dst) = (b.block_params(entry)[0], b.block_params(entry)[1]);
-    let flags = MemFlagsData::trusted();
-    let (s, d) = (request.src(), request.dst());
-    let args: Vec<Value> = match form {
-        Form::Components => {
-            let ty = element_type(s.elem);
-            (0..s.lanes())
-                .map(|i| b.ins().load(ty, flags, src, (i * s.elem.bytes()) as i32))
-                .collect()
-        }
-        Form::Parts => {
-            let (ty, count) = vector_parts(s);
-            (0..count)
-                .map(|i| b.ins().load(ty, flags, src, (16 * i) as i32))
-                .collect()
-        }
-    };
-    let out = spirv::lower(lowering, &mut b, inst, &args).unwrap();
-    match form {
-        Form::Components => {
-            assert_eq!(out.len(), d.lanes(), "{request}");
-            for (i, &v) in out.iter().enumerate() {
-                b.ins().store(flags, v, dst, (i * d.elem.bytes()) as i32);
-            }
-        }
-        Form::Parts => {
-            assert_eq!(out.len(), vector_parts(d).1, "{request}");
-            for (i, &v) in out.iter().enumerate() {
-                b.ins().store(flags, v, dst, (16 * i) as i32);
-            }
-        }
-    }
-    b.ins().return_(&[]);
-    b.seal_all_blocks();
-    b.finalize(module.isa().frontend_config());
-    module.define_function(id, &mut ctx).unwrap();
-    module.finalize_definitions().unwrap();
-    let code = module.get_finalized_function(id);
+    let label = request.to_string();
+    let code = common::compile(module, n, &label, request, form, |b, args| {
+        spirv::lower(lowering, b, inst, args).unwrap()
+    });
     // SAFETY: `code` is the function just defined: (I64, I64) -> () in the module's default
     // calling convention, which is `extern "C"`'s on the host.
     unsafe { std::mem::transmute::<*const u8, extern "C" fn(*const u8, *mut u8)>(code) }
