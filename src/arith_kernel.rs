@@ -30,6 +30,7 @@
 //! ```
 
 use crate::arith::{ArithBufferError, ArithOp, ArithParseError, ArithRequest, FloatType};
+use crate::host;
 use crate::jit::{self, Disassembly, Element, Jit, JitError};
 use crate::lower::rounded_arith::emit;
 use crate::table::{Arch, IsaFeatures, ROUNDING_CONTROL};
@@ -145,8 +146,9 @@ fn rounds_by_control_with(
     directed == DirectedArith::RoundingControl
         && request.effective_rounding(static_mode) != Rounding::Rte
         && features.has(ROUNDING_CONTROL)
-        // Only the JIT runs arithmetic kernels, and only on x86-64 does it set the control
-        // (MXCSR); the AOT entry points set FPCR for conversions, never for arithmetic.
+        // Only the JIT runs arithmetic kernels, and only x86-64's (MXCSR) round by the control:
+        // on aarch64 hosts they take the exact sequences; the AOT entry points set FPCR for
+        // conversions, never for arithmetic.
         && features.arch() == Arch::X86_64
         && (request.op() != ArithOp::Fma || features.has("has_fma"))
 }
@@ -371,9 +373,10 @@ pub struct ArithKernel {
     request: ArithRequest,
     packed: usize,
     aligned: usize,
-    /// The MXCSR both entry points run under ([`jit::mxcsr_for`]): the request's mode when
-    /// they round by the control, nearest-even otherwise.
-    mxcsr: u32,
+    /// The host's floating-point control both entry points run under
+    /// ([`host::control_for`]): the request's mode when they round by the control,
+    /// nearest-even otherwise.
+    control: host::Control,
 }
 
 impl ArithKernel {
@@ -479,7 +482,7 @@ impl ArithKernel {
         // layout, and the kernel reads and writes only those bytes, reading only the operands
         // the operation takes. `dst` comes from an exclusive borrow, so no operand overlaps it.
         let args = [a as usize, b as usize, c as usize, dst as usize, vectors];
-        unsafe { jit::call_kernel(entry, args, self.mxcsr) };
+        unsafe { host::call_kernel(entry, args, self.control) };
         Ok(())
     }
 }
@@ -572,17 +575,17 @@ impl Jit {
         } else {
             packed
         };
-        let mxcsr = if by_control {
-            jit::mxcsr_for(request.effective_rounding(Rounding::Rte))
+        let control = if by_control {
+            host::control_for(request.effective_rounding(Rounding::Rte))
         } else {
-            jit::MXCSR_DEFAULT
+            host::default_control()
         };
         Ok(ArithKernel {
             _jit: self.clone(),
             request,
             packed,
             aligned,
-            mxcsr,
+            control,
         })
     }
 

@@ -11,21 +11,17 @@
 //! dropped JIT gave back (read+write again, already faulted in), so installing a kernel is a
 //! copy and one `mprotect` when the pool has a page, and one `mmap` more when it has not.
 //!
-//! Relocations are the x86-64 ones Cranelift emits for calls into the few helper functions
-//! ([`crate::jit`]'s libcalls) that kernels for older flag sets need.
+//! Relocations, cache coherence and the page size are the host's ([`crate::host`]): the pool
+//! deals in pages of the size the OS reports (4, 16 and 64 KiB pages all exist on aarch64).
 
-use cranelift_codegen::binemit::Reloc;
+use crate::host;
 use cranelift_codegen::ir::{ExternalName, LibCall};
 use cranelift_codegen::{FinalizedMachReloc, FinalizedRelocTarget};
 use std::sync::Mutex;
 
-/// The page size the pool deals in; `region` reports the system's, which is this on every
-/// x86-64 system clconv runs on (checked when the first page is mapped).
-const PAGE: usize = 4096;
-
-/// Pages the process-wide pool keeps at most (1 MiB); a dropped JIT's pages beyond it are
-/// unmapped.
-const POOL_PAGES: usize = 256;
+/// Pool pages the process-wide pool keeps at most, in bytes (1 MiB); a dropped JIT's pages
+/// beyond it are unmapped.
+const POOL_BYTES: usize = 1 << 20;
 
 /// Read+write pages, faulted in, ready for code.
 static POOL: Mutex<Vec<Pages>> = Mutex::new(Vec::new());
@@ -60,18 +56,10 @@ pub(crate) struct CodeMemory {
 }
 
 impl CodeMemory {
-    /// Memory for a JIT whose kernels call `libcall`'s functions. Errors on hosts other than
-    /// x86-64: the relocations and the instruction-cache handling here are x86-64's.
+    /// Memory for a JIT whose kernels call `libcall`'s functions. Errors on hosts the JIT does
+    /// not run on ([`host::check`]).
     pub(crate) fn new(libcall: fn(LibCall) -> Option<*const u8>) -> Result<CodeMemory, String> {
-        if !cfg!(target_arch = "x86_64") {
-            return Err("clconv's JIT runs kernels on x86-64 hosts only".into());
-        }
-        if region::page::size() != PAGE {
-            return Err(format!(
-                "unexpected page size {} (the JIT expects {PAGE})",
-                region::page::size()
-            ));
-        }
+        host::check()?;
         Ok(CodeMemory {
             installed: Vec::new(),
             libcall,
@@ -88,7 +76,7 @@ impl CodeMemory {
         let mut offsets = Vec::with_capacity(codes.len());
         let mut end = 0usize;
         for code in codes {
-            let align = (code.alignment.max(1) as usize).min(PAGE);
+            let align = (code.alignment.max(1) as usize).min(page_size());
             let start = end.next_multiple_of(align);
             offsets.push(start);
             end = start + code.bytes.len();
@@ -124,10 +112,12 @@ impl CodeMemory {
             give_back(pages);
             return Err(format!("cannot make JIT code executable: {e}"));
         }
+        // SAFETY: the mapping is readable (read+execute) and `end` bytes long.
+        if let Err(why) = unsafe { host::make_executable_visible(base, end) } {
+            self.installed.push(pages);
+            return Err(why);
+        }
         self.installed.push(pages);
-        // x86-64 keeps instruction fetch coherent with stores to the same physical memory, and
-        // the address reaches other threads through a release store (`jit`'s cache slots), so
-        // no cache maintenance is needed here.
         Ok(offsets.iter().map(|&o| base as usize + o).collect())
     }
 
@@ -156,33 +146,15 @@ impl CodeMemory {
         };
         let target = target.wrapping_add_signed(reloc.addend as isize);
         let at = reloc.offset as usize;
-        let field = |size: usize| -> Result<*mut u8, String> {
-            if at + size <= len {
-                // SAFETY: inside the code's bytes (checked just now).
-                Ok(unsafe { base.add(offset + at) })
-            } else {
-                Err(format!(
-                    "relocation at {at} lies outside the code ({len} bytes)"
-                ))
-            }
-        };
-        match reloc.kind {
-            Reloc::Abs8 => {
-                let p = field(8)?;
-                // SAFETY: `field` checked the 8 bytes lie inside the writable code.
-                unsafe { p.cast::<u64>().write_unaligned(target as u64) };
-            }
-            Reloc::X86PCRel4 | Reloc::X86CallPCRel4 => {
-                let p = field(4)?;
-                let from = code + at;
-                let delta = i32::try_from(target as i64 - from as i64)
-                    .map_err(|_| "a call target lies more than 2 GiB away from the code")?;
-                // SAFETY: `field` checked the 4 bytes lie inside the writable code.
-                unsafe { p.cast::<i32>().write_unaligned(delta) };
-            }
-            kind => return Err(format!("unsupported relocation {kind:?}")),
+        let size = host::reloc_size(reloc.kind)
+            .ok_or_else(|| format!("unsupported relocation {:?}", reloc.kind))?;
+        if at.checked_add(size).is_none_or(|end| end > len) {
+            return Err(format!(
+                "relocation at {at} lies outside the code ({len} bytes)"
+            ));
         }
-        Ok(())
+        // SAFETY: the field lies inside this code's writable bytes (checked just now).
+        unsafe { host::patch(reloc.kind, base.add(offset + at), target) }
     }
 }
 
@@ -210,30 +182,38 @@ impl Drop for CodeMemory {
 /// Read+write pages for `bytes`: one page from the pool when that is enough, else a fresh
 /// mapping.
 fn take_pages(bytes: usize) -> Result<Pages, String> {
-    if bytes <= PAGE {
+    let page = page_size();
+    if bytes <= page {
         let pooled = POOL.lock().unwrap_or_else(|p| p.into_inner()).pop();
         if let Some(pages) = pooled {
             return Ok(pages);
         }
     }
-    let alloc = region::alloc(bytes.next_multiple_of(PAGE), region::Protection::READ_WRITE)
+    let alloc = region::alloc(bytes.next_multiple_of(page), region::Protection::READ_WRITE)
         .map_err(|e| format!("cannot map memory for JIT code: {e}"))?;
     Ok(Pages { alloc })
 }
 
 /// Returns read+write pages to the pool (single pages, while it has room) or unmaps them.
 fn give_back(pages: Pages) {
-    if pages.len() == PAGE {
+    let page = page_size();
+    if pages.len() == page {
         let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
-        if pool.len() < POOL_PAGES {
+        if pool.len() < (POOL_BYTES / page).max(1) {
             pool.push(pages);
         }
     }
 }
 
+/// The size of the system's pages, as the OS reports it.
+fn page_size() -> usize {
+    region::page::size()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cranelift_codegen::binemit::Reloc;
 
     fn no_libcalls(_: LibCall) -> Option<*const u8> {
         None
@@ -242,16 +222,15 @@ mod tests {
     #[test]
     fn installed_code_runs_and_relocations_out_of_range_are_errors() {
         let mut memory = CodeMemory::new(no_libcalls).unwrap();
-        // mov eax, 42; ret
-        let code = [0xb8, 42, 0, 0, 0, 0xc3];
+        let code = host::RETURN_42;
         let addrs = memory
             .install(&[Code {
-                bytes: &code,
+                bytes: code,
                 alignment: 16,
                 relocs: &[],
             }])
             .unwrap();
-        // SAFETY: the address is the start of the six bytes above, now executable.
+        // SAFETY: the address is the start of the function's bytes, now executable.
         let f: extern "C" fn() -> u32 = unsafe { std::mem::transmute(addrs[0]) };
         assert_eq!(f(), 42);
         let outside = FinalizedMachReloc {
@@ -262,7 +241,7 @@ mod tests {
         };
         let err = memory
             .install(&[Code {
-                bytes: &code,
+                bytes: code,
                 alignment: 16,
                 relocs: &[outside],
             }])

@@ -28,17 +28,22 @@
 //! the best code ready when it starts. Both tiers implement the same recipe and are checked the
 //! same way.
 //!
-//! Every kernel runs with a defined MXCSR, set for the call and the caller's restored after it
-//! (one `asm!` block, so no Rust code ever runs in a kernel's mode): exceptions masked, no
-//! flush-to-zero or denormals-are-zero whatever the calling thread set, and nearest-even,
-//! except for the kernels of the table's `mxcsr` rows (directed int -> float and double ->
-//! float), which run with the rounding control set to their conversion's mode and so convert
-//! with one `cvtdq2ps` or `cvtpd2ps` ([`kernel::Built::rounding_control`]), and the directed
-//! arithmetic kernels ([`crate::arith_kernel::DirectedArith`]), one `mulps` for
-//! `mul_rtz(float4)`.
+//! Every kernel runs with a defined floating-point environment, set for the call and the
+//! caller's restored after it (one `asm!` block, so no Rust code ever runs in a kernel's mode):
+//! on x86-64 MXCSR with exceptions masked, on aarch64 FPCR with no traps and no default NaN
+//! (and FPSR's flags restored), and on both no flush-to-zero or denormals-are-zero whatever
+//! the calling thread set, and nearest-even, except for the kernels of the table's `mxcsr` and
+//! `fpcr` rows (directed int -> float and double -> float), which run with the rounding mode
+//! set to their conversion's and so convert with one `cvtdq2ps`/`cvtpd2ps` or `scvtf`/`fcvtn`
+//! ([`kernel::Built::rounding_control`]), and the directed arithmetic kernels on x86-64
+//! ([`crate::arith_kernel::DirectedArith`]), one `mulps` for `mul_rtz(float4)`. What differs
+//! between hosts (this call, relocations, instruction-cache coherence) is in one module per
+//! host ISA; the JIT runs on x86-64 Unix and aarch64 Linux, and elsewhere
+//! [`Jit::new`] is [`JitError::UnsupportedHost`] (use `clconv::aot` there).
 
 use crate::buffer::{self, BufferError};
 use crate::code_memory::{Code, CodeMemory};
+use crate::host;
 use crate::kernel;
 use crate::request::{Builtin, Conversion, Request, RequestError};
 use crate::table::IsaFeatures;
@@ -69,6 +74,10 @@ pub enum JitError {
     /// The host ISA could not be set up.
     #[error("cannot set up Cranelift for this machine: {0}")]
     Isa(String),
+    /// The JIT does not run kernels on this host (it runs on x86-64 Unix and aarch64 Linux);
+    /// the message names the host and what to use instead (`clconv::aot`'s objects).
+    #[error("{0}")]
+    UnsupportedHost(String),
     /// Cranelift refused (or panicked while) compiling the kernel. A bug in clconv's tables.
     #[error("Cranelift could not compile {request}: {why} (please report this as a clconv bug)")]
     Compile {
@@ -159,81 +168,15 @@ pub struct Disassembly {
     pub code_size: usize,
 }
 
-/// [`mxcsr_for`] nearest-even: what every kernel but the `mxcsr` rows' runs under.
-pub(crate) const MXCSR_DEFAULT: u32 = mxcsr_for(Rounding::Rte);
-
-/// The MXCSR a kernel runs under: every floating-point exception masked, no flush-to-zero and
-/// no denormals-are-zero (the conversions produce and read subnormals, whatever the calling
-/// thread set), and the rounding control (bits 13-14) of `rounding`: the kernel's
-/// [`kernel::Built::rounding_control`], nearest-even for all but the `mxcsr` rows' recipes.
-pub(crate) const fn mxcsr_for(rounding: Rounding) -> u32 {
-    let rc = match rounding {
-        Rounding::Rte => 0,
-        Rounding::Rtn => 1,
-        Rounding::Rtp => 2,
-        Rounding::Rtz => 3,
-    };
-    0x1f80 | rc << 13
-}
-
-/// Calls the kernel at `entry` with the integer arguments `args` (in order: a conversion
-/// kernel's `src`, `dst`, `vectors` and two unused zeros; an arithmetic kernel's `a`, `b`, `c`,
-/// `dst`, `vectors`) and MXCSR set to `mxcsr`; the caller's MXCSR (its mode, and its exception
-/// flags: the kernel's do not leak) is back after it. Rust code never runs in the kernel's
-/// mode: the whole switch is one `asm!` block.
-///
-/// # Safety
-/// `entry` must be a kernel this crate compiled (SystemV, integer parameters only, at most
-/// five; no calls back into Rust unless `mxcsr` is [`MXCSR_DEFAULT`], the environment Rust
-/// code assumes), and the pointers among `args` valid for what it reads and writes.
-#[cfg(target_arch = "x86_64")]
-pub(crate) unsafe fn call_kernel(entry: usize, args: [usize; 5], mxcsr: u32) {
-    // SAFETY: the caller's contract above covers the call itself. The block keeps the ABI's
-    // promises: the stack stays 16-byte aligned at the call (it is on entry to an asm block
-    // without `nostack`, and 16 bytes are reserved), everything the callee may clobber is
-    // declared by `clobber_abi("C")`, the direction flag stays clear, and MXCSR is restored
-    // before the block ends, so the mode set for the kernel is only ever seen by the kernel.
-    unsafe {
-        std::arch::asm!(
-            "sub rsp, 16",
-            "stmxcsr [rsp]",
-            "mov dword ptr [rsp + 4], {mxcsr:e}",
-            "ldmxcsr [rsp + 4]",
-            "call {entry}",
-            "ldmxcsr [rsp]",
-            "add rsp, 16",
-            mxcsr = in(reg) mxcsr,
-            entry = in(reg) entry,
-            in("rdi") args[0],
-            in("rsi") args[1],
-            in("rdx") args[2],
-            in("rcx") args[3],
-            in("r8") args[4],
-            clobber_abi("C"),
-        );
-    }
-}
-
-/// Elsewhere the JIT installs no code ([`crate::code_memory`]), so there is no kernel to call.
-///
-/// # Safety
-/// As for the x86-64 version.
-#[cfg(not(target_arch = "x86_64"))]
-pub(crate) unsafe fn call_kernel(entry: usize, args: [usize; 5], _mxcsr: u32) {
-    type Entry = extern "C" fn(usize, usize, usize, usize, usize);
-    // SAFETY: as the caller promises; extra integer arguments are ignored by the callee.
-    let f: Entry = unsafe { std::mem::transmute::<usize, Entry>(entry) };
-    f(args[0], args[1], args[2], args[3], args[4])
-}
-
 /// A compiled kernel's entry point and its granule ([`kernel::Built::granule`]). Only ever
 /// created from code the [`JitInner`] owns.
 #[derive(Clone, Copy, Debug)]
 struct EntryPoint {
     addr: usize,
     granule: usize,
-    /// What MXCSR to call it with ([`mxcsr_for`]).
-    mxcsr: u32,
+    /// What the host's floating-point control register holds for the call
+    /// ([`host::control_for`]).
+    control: host::Control,
 }
 
 /// The code a cache entry runs now: the quick tier's until the background thread swaps in the
@@ -244,7 +187,7 @@ struct Slot {
     /// Whether `addr` is the optimised tier's code (else the quick tier's).
     optimised: AtomicBool,
     granule: usize,
-    mxcsr: u32,
+    control: host::Control,
     /// The kernel's cache key: what its optimised compile compiles.
     key: (Request, Layout),
     /// A tiered kernel whose optimised compile is not queued yet: it is queued when the kernel
@@ -258,7 +201,7 @@ impl Slot {
             addr: AtomicUsize::new(entry.addr),
             optimised: AtomicBool::new(tier == Tier::Optimised),
             granule: entry.granule,
-            mxcsr: entry.mxcsr,
+            control: entry.control,
             key,
             tier_up_deferred: AtomicBool::new(false),
         })
@@ -269,7 +212,7 @@ impl Slot {
             // Acquire: pairs with the Release store of `upgrade`, after the code was finalized.
             addr: self.addr.load(Ordering::Acquire),
             granule: self.granule,
-            mxcsr: self.mxcsr,
+            control: self.control,
         }
     }
 
@@ -282,7 +225,7 @@ impl Slot {
     }
 
     fn upgrade(&self, entry: EntryPoint) {
-        debug_assert_eq!((entry.granule, entry.mxcsr), (self.granule, self.mxcsr));
+        debug_assert_eq!((entry.granule, entry.control), (self.granule, self.control));
         self.addr.store(entry.addr, Ordering::Release);
         self.optimised.store(true, Ordering::Relaxed);
     }
@@ -392,6 +335,7 @@ impl Jit {
         ext: Extensions,
         static_mode: Rounding,
     ) -> Result<Jit, JitError> {
+        host::check().map_err(JitError::UnsupportedHost)?;
         let isa = host_isa(flags)?;
         let quick_isa = flags
             .target()
@@ -628,7 +572,7 @@ impl Jit {
                 let entry = EntryPoint {
                     addr,
                     granule: code.granule,
-                    mxcsr: mxcsr_for(code.rounding_control),
+                    control: host::control_for(code.rounding_control),
                 };
                 let key = (**request, layout);
                 cache.insert(key, Slot::new(entry, *tier, key));
@@ -719,7 +663,8 @@ impl Jit {
 }
 
 /// The routines Cranelift's x86-64 backend calls where the flag set lacks an instruction: libm's
-/// rounding and fma without SSE4.1 or FMA, and its own `__cranelift_x86_pshufb` without SSSE3.
+/// rounding and fma without SSE4.1 or FMA, and its own `__cranelift_x86_pshufb` without SSSE3
+/// (a host's own helpers are in its [`crate::host`] module).
 /// Looked up by name in the process (as cranelift-jit did), they need not exist: a Rust program
 /// need not export them (nor even link libm) and the pshufb helper never exists, which made every
 /// rounding or shuffling kernel fail with `X64Flags::Sse2`. So the JIT provides its own.
@@ -743,9 +688,7 @@ mod libcalls {
             LibCall::NearestF64 => nearest_f64 as F64Fn as *const u8,
             LibCall::FmaF32 => fma_f32 as Fma32 as *const u8,
             LibCall::FmaF64 => fma_f64 as Fma64 as *const u8,
-            #[cfg(all(target_arch = "x86_64", unix))]
-            LibCall::X86Pshufb => x86::pshufb_ptr(),
-            _ => return None,
+            other => return crate::host::libcall(other),
         })
     }
 
@@ -780,40 +723,6 @@ mod libcalls {
     extern "C" fn fma_f64(a: f64, b: f64, c: f64) -> f64 {
         a.mul_add(b, c)
     }
-
-    // System V only: there __m128i travels in an XMM register both for Rust's extern "C" and for
-    // Cranelift's I8X16 (the lint does not know SIMD types); Windows passes it by reference.
-    #[cfg(all(target_arch = "x86_64", unix))]
-    #[allow(improper_ctypes_definitions)]
-    mod x86 {
-        use std::arch::x86_64::__m128i;
-
-        pub(super) fn pshufb_ptr() -> *const u8 {
-            pshufb as extern "C" fn(__m128i, __m128i) -> __m128i as *const u8
-        }
-
-        /// SSSE3 `pshufb` (Cranelift's signature: I8X16, I8X16 -> I8X16): byte i of the result is
-        /// `a[mask[i] & 15]`, or 0 when bit 7 of `mask[i]` is set.
-        extern "C" fn pshufb(a: __m128i, mask: __m128i) -> __m128i {
-            // SAFETY: __m128i and [u8; 16] have the same size and every bit pattern is valid
-            // for both.
-            let (a, mask) = unsafe {
-                (
-                    std::mem::transmute::<__m128i, [u8; 16]>(a),
-                    std::mem::transmute::<__m128i, [u8; 16]>(mask),
-                )
-            };
-            let out: [u8; 16] = std::array::from_fn(|i| {
-                if mask[i] & 0x80 != 0 {
-                    0
-                } else {
-                    a[usize::from(mask[i] & 15)]
-                }
-            });
-            // SAFETY: as above.
-            unsafe { std::mem::transmute::<[u8; 16], __m128i>(out) }
-        }
-    }
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -836,7 +745,7 @@ fn install(
     Ok(EntryPoint {
         addr: addrs[0],
         granule: code.granule,
-        mxcsr: mxcsr_for(code.rounding_control),
+        control: host::control_for(code.rounding_control),
     })
 }
 
@@ -1291,7 +1200,7 @@ impl Kernel {
             // memory stays mapped while `self.jit` holds its Arc. The slices hold the `n`
             // vectors it reads and writes (checked just now).
             let args = [s.as_ptr() as usize, d.as_mut_ptr() as usize, n, 0, 0];
-            unsafe { call_kernel(entry.addr, args, entry.mxcsr) };
+            unsafe { host::call_kernel(entry.addr, args, entry.control) };
             Ok(())
         };
         let run_part = |s: &[u8], d: &mut [u8], vectors: usize| {

@@ -62,6 +62,8 @@ pub mod buffer;
 #[cfg(feature = "jit")]
 mod code_memory;
 #[cfg(feature = "jit")]
+mod host;
+#[cfg(feature = "jit")]
 #[cfg_attr(docsrs, doc(cfg(feature = "jit")))]
 pub mod jit;
 pub mod kernel;
