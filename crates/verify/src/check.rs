@@ -366,8 +366,7 @@ pub fn inputs(t: ScalarType, random: usize, seed: u64) -> Vec<u64> {
     }
     let mut rng = Rng::new(seed ^ t.bits() as u64 ^ ((t as u64) << 8));
     let mut out = match t {
-        ScalarType::Float => float_specials(FloatFormat::SINGLE),
-        ScalarType::Double => float_specials(FloatFormat::DOUBLE),
+        ScalarType::Float | ScalarType::Double => float_specials(FloatFormat::of(t)),
         _ => int_specials(t),
     };
     let mask = if t.bits() == 64 {
@@ -384,11 +383,7 @@ pub fn inputs(t: ScalarType, random: usize, seed: u64) -> Vec<u64> {
         }
     }
     if t.is_float() {
-        let f = if t == ScalarType::Float {
-            FloatFormat::SINGLE
-        } else {
-            FloatFormat::DOUBLE
-        };
+        let f = FloatFormat::of(t);
         for _ in 0..random {
             // Exponents around the integer ranges, where float -> int results are interesting.
             let r = rng.next_u64();
@@ -426,15 +421,23 @@ fn structured_integer(t: ScalarType, rng: &mut Rng) -> u64 {
     }
 }
 
+/// A binary floating-point format's shape, and the bit patterns of its landmarks (also the
+/// cross-target check's, [`crate::cross`]).
 #[derive(Clone, Copy)]
-struct FloatFormat {
-    bits: u32,
-    mantissa_bits: u32,
-    bias: i64,
+pub(crate) struct FloatFormat {
+    pub(crate) bits: u32,
+    pub(crate) mantissa_bits: u32,
+    pub(crate) bias: i64,
     max_exp: i64,
 }
 
 impl FloatFormat {
+    const HALF: FloatFormat = FloatFormat {
+        bits: 16,
+        mantissa_bits: 10,
+        bias: 15,
+        max_exp: 15,
+    };
     const SINGLE: FloatFormat = FloatFormat {
         bits: 32,
         mantissa_bits: 23,
@@ -448,20 +451,29 @@ impl FloatFormat {
         max_exp: 1023,
     };
 
-    fn mantissa_mask(self) -> u64 {
+    /// The format of `t` (half, float or double).
+    pub(crate) fn of(t: ScalarType) -> FloatFormat {
+        match t {
+            ScalarType::Half => FloatFormat::HALF,
+            ScalarType::Float => FloatFormat::SINGLE,
+            _ => FloatFormat::DOUBLE,
+        }
+    }
+
+    pub(crate) fn mantissa_mask(self) -> u64 {
         (1u64 << self.mantissa_bits) - 1
     }
 
-    fn sign(self) -> u64 {
+    pub(crate) fn sign(self) -> u64 {
         1u64 << (self.bits - 1)
     }
 
-    fn inf(self) -> u64 {
+    pub(crate) fn inf(self) -> u64 {
         ((1u64 << (self.bits - 1 - self.mantissa_bits)) - 1) << self.mantissa_bits
     }
 
     /// The bits of 2^e (normal range only).
-    fn pow2(self, e: i64) -> u64 {
+    pub(crate) fn pow2(self, e: i64) -> u64 {
         ((self.bias + e) as u64) << self.mantissa_bits
     }
 

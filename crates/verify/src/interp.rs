@@ -1219,17 +1219,15 @@ fn stratified(
 /// dropped by the caller).
 fn special_candidates(t: ScalarType) -> Vec<u64> {
     match t {
-        ScalarType::Float => float_candidates(32, 23, 127),
-        ScalarType::Double => float_candidates(64, 52, 1023),
-        ScalarType::Half => float_candidates(16, 10, 15),
+        t if t.is_float() => float_candidates(t),
         _ => int_candidates(t),
     }
 }
 
-fn float_candidates(bits: u32, mantissa_bits: u32, bias: i64) -> Vec<u64> {
-    let mask = (1u64 << mantissa_bits) - 1;
-    let inf = ((1u64 << (bits - 1 - mantissa_bits)) - 1) << mantissa_bits;
-    let sign = 1u64 << (bits - 1);
+fn float_candidates(t: ScalarType) -> Vec<u64> {
+    let f = crate::check::FloatFormat::of(t);
+    let (bits, mantissa_bits, bias) = (f.bits, f.mantissa_bits, f.bias);
+    let (mask, inf, sign) = (f.mantissa_mask(), f.inf(), f.sign());
     let max_exp = bias;
     let pow2 = |e: i64| -> Option<u64> {
         (e >= 1 - bias && e <= max_exp).then(|| ((bias + e) as u64) << mantissa_bits)
