@@ -137,25 +137,10 @@ impl Checker {
         };
         let mut outcome = Outcome::default();
         for &layout in layouts {
-            let src_stride = layout.stride(src_t.width);
             let dst_stride = layout.stride(dst_t.width);
             let src_bytes_per = bytes_per_vector(src_t, layout);
             let dst_bytes_per = bytes_per_vector(dst_t, layout);
-            // The source buffer: each vector's elements, padding slots filled with a pattern
-            // the kernel must ignore (conversions) or pass through (reinterpretations).
-            let mut src = vec![0u8; vectors_total * src_bytes_per];
-            let eb = src_t.elem.bytes();
-            for v in 0..vectors_total {
-                for slot in 0..src_stride {
-                    let bits = if slot < lanes {
-                        elements[v * lanes + slot]
-                    } else {
-                        0x5a5a_5a5a_5a5a_5a5a ^ v as u64
-                    };
-                    let at = (v * src_stride + slot) * eb;
-                    src[at..at + eb].copy_from_slice(&bits.to_le_bytes()[..eb]);
-                }
-            }
+            let src = source_buffer(src_t, layout, &elements);
             // The expected destination.
             let mut want = vec![0u8; vectors_total * dst_bytes_per];
             let mut impl_defined = vec![false; vectors_total * dst_stride];
@@ -394,6 +379,33 @@ pub fn inputs(t: ScalarType, random: usize, seed: u64) -> Vec<u64> {
         }
     }
     out
+}
+
+/// The source buffer of `elements` (whole vectors of `src_t`) in `layout`: each vector's
+/// elements, padding slots filled with a pattern the kernel must ignore (conversions) or pass
+/// through (reinterpretations). [`Checker`] and the interpreter's check run kernels on it.
+pub(crate) fn source_buffer(
+    src_t: clconv::VectorType,
+    layout: Layout,
+    elements: &[u64],
+) -> Vec<u8> {
+    let lanes = src_t.lanes();
+    let vectors_total = elements.len() / lanes;
+    let src_stride = layout.stride(src_t.width);
+    let mut src = vec![0u8; vectors_total * bytes_per_vector(src_t, layout)];
+    let eb = src_t.elem.bytes();
+    for v in 0..vectors_total {
+        for slot in 0..src_stride {
+            let bits = if slot < lanes {
+                elements[v * lanes + slot]
+            } else {
+                0x5a5a_5a5a_5a5a_5a5a ^ v as u64
+            };
+            let at = (v * src_stride + slot) * eb;
+            src[at..at + eb].copy_from_slice(&bits.to_le_bytes()[..eb]);
+        }
+    }
+    src
 }
 
 /// A random integer of source type `t` with structure uniform bits rarely have: a random bit

@@ -1471,24 +1471,9 @@ fn check_in_mode(
         k += 1;
     }
     let vectors_total = elements.len() / lanes;
-    let src_stride = layout.stride(src_t.width);
     let src_per = bytes_per_vector(src_t, layout);
     let dst_per = bytes_per_vector(dst_t, layout);
-    let eb = src_t.elem.bytes();
-    // The source: each vector's elements, padding slots holding a pattern the kernel must
-    // ignore (conversions) or pass through (aligned reinterpretations), as check::Checker does.
-    let mut src = vec![0u8; vectors_total * src_per];
-    for v in 0..vectors_total {
-        for slot in 0..src_stride {
-            let bits = if slot < lanes {
-                elements[v * lanes + slot]
-            } else {
-                0x5a5a_5a5a_5a5a_5a5a ^ v as u64
-            };
-            let at = (v * src_stride + slot) * eb;
-            src[at..at + eb].copy_from_slice(&bits.to_le_bytes()[..eb]);
-        }
-    }
+    let src = crate::check::source_buffer(src_t, layout, &elements);
     let mut want = vec![0u8; vectors_total * dst_per];
     reference::evaluate_with_mode(request, layout, Rounding::Rte, &src, &mut want)?;
     let mut outcome = InterpOutcome {
