@@ -86,17 +86,9 @@ trait Case: 'static {
     fn specials() -> Vec<Self::S>;
 }
 
-/// xorshift64*: reproducible inputs without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
+#[path = "../tests/common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 /// Floats: one in eight is random bits (NaN, infinities, huge and tiny values), the others
 /// multiples of 0.25 in [-600, 600), so halfway cases and the uchar range are well represented.

@@ -1142,16 +1142,11 @@ fn reinterpret_vector_on_one_vector() {
 // ---------------------------------------------------------------------------------------------
 // Property checks: an independent exact model of rounding, on integers only.
 
-/// xorshift64*: deterministic, no dependencies.
-struct Rng(u64);
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }

@@ -47,17 +47,14 @@ fn flag_sets() -> Vec<X64Flags> {
     }
 }
 
-/// xorshift64*: deterministic, no dependencies.
-struct Rng(u64);
+#[path = "common/counted_loop.rs"]
+mod counted_loop;
+
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
@@ -1276,7 +1273,7 @@ fn errors_are_typed() {
 #[test]
 fn fma_expansion_method_on_float() {
     use clconv::lower::rounded_arith::emit_fma_expansion;
-    use cranelift_codegen::ir::condcodes::IntCC;
+    use counted_loop::counted_loop;
     use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData, UserFuncName};
     use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
     use cranelift_jit::{JITBuilder, JITModule};
@@ -1301,36 +1298,18 @@ fn fma_expansion_method_on_float() {
             ctx.func.name = UserFuncName::user(0, ids.len() as u32);
             let mut fctx = FunctionBuilderContext::new();
             let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-            let entry = b.create_block();
-            let head = b.create_block();
-            let body = b.create_block();
-            let exit = b.create_block();
-            b.append_block_params_for_function_params(entry);
-            b.append_block_param(head, types::I64);
-            b.switch_to_block(entry);
-            let p = b.block_params(entry).to_vec();
-            let zero = b.ins().iconst(types::I64, 0);
-            b.ins().jump(head, &[zero.into()]);
-            b.switch_to_block(head);
-            let i = b.block_params(head)[0];
-            let more = b.ins().icmp(IntCC::SignedLessThan, i, p[4]);
-            b.ins().brif(more, body, &[], exit, &[]);
-            b.switch_to_block(body);
-            let offset = b.ins().imul_imm_u(i, ty.bytes() as i64);
-            let args: Vec<_> = (0..3)
-                .map(|k| {
-                    let at = b.ins().iadd(p[k], offset);
-                    b.ins().load(ty, MemFlagsData::new(), at, 0)
-                })
-                .collect();
-            let r = emit_fma_expansion(&mut b, mode, &args).unwrap();
-            let at = b.ins().iadd(p[3], offset);
-            b.ins().store(MemFlagsData::new(), r, at, 0);
-            let next = b.ins().iadd_imm_u(i, 1);
-            b.ins().jump(head, &[next.into()]);
-            b.switch_to_block(exit);
-            b.ins().return_(&[]);
-            b.seal_all_blocks();
+            counted_loop(&mut b, |b, p, i| {
+                let offset = b.ins().imul_imm_u(i, ty.bytes() as i64);
+                let args: Vec<_> = (0..3)
+                    .map(|k| {
+                        let at = b.ins().iadd(p[k], offset);
+                        b.ins().load(ty, MemFlagsData::new(), at, 0)
+                    })
+                    .collect();
+                let r = emit_fma_expansion(b, mode, &args).unwrap();
+                let at = b.ins().iadd(p[3], offset);
+                b.ins().store(MemFlagsData::new(), r, at, 0);
+            });
             b.finalize(isa.frontend_config());
             module.define_function(id, &mut ctx).unwrap();
             module.clear_context(&mut ctx);

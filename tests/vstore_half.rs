@@ -10,11 +10,14 @@
 use clconv::jit::{host_isa, X64Flags};
 use clconv::lower::{LowerError, Lowering};
 use clconv::{reference, Conversion, Extensions, Rounding, ScalarType, VectorType, Width};
-use cranelift_codegen::ir::condcodes::IntCC;
+use counted_loop::counted_loop;
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData, UserFuncName, Value};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
+
+#[path = "common/counted_loop.rs"]
+mod counted_loop;
 
 type StoreFn = extern "C" fn(*const u8, *mut u8, i64);
 
@@ -41,46 +44,28 @@ impl Store {
         ctx.func.name = UserFuncName::user(0, 0);
         let mut fctx = FunctionBuilderContext::new();
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        let entry = b.create_block();
-        let head = b.create_block();
-        let body = b.create_block();
-        let exit = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.append_block_param(head, types::I64);
-        b.switch_to_block(entry);
-        let p = b.block_params(entry).to_vec();
-        let zero = b.ins().iconst(types::I64, 0);
-        b.ins().jump(head, &[zero.into()]);
-        b.switch_to_block(head);
-        let i = b.block_params(head)[0];
-        let more = b.ins().icmp(IntCC::SignedLessThan, i, p[2]);
-        b.ins().brif(more, body, &[], exit, &[]);
-        b.switch_to_block(body);
-        let (part_ty, count) = clconv::lower::vector_parts(src);
-        let eb = src.elem.bytes() as i64;
-        // Source vectors are stored with a stride of 4 elements for n = 3, n otherwise.
-        let stride = src.width.storage_lanes() as i64 * eb;
-        let at = b.ins().imul_imm_u(i, stride);
-        let at = b.ins().iadd(p[0], at);
-        let values: Vec<Value> = if src.width == Width::W1 {
-            let ty = clconv::lower::element_type(src.elem);
-            vec![b.ins().load(ty, MemFlagsData::new(), at, 0)]
-        } else {
-            (0..count)
-                .map(|k| {
-                    b.ins()
-                        .load(part_ty, MemFlagsData::new(), at, 16 * k as i32)
-                })
-                .collect()
-        };
-        lowering
-            .vstore_halfn(&mut b, src, mode, &values, p[1], i, aligned)
-            .unwrap();
-        let next = b.ins().iadd_imm_u(i, 1);
-        b.ins().jump(head, &[next.into()]);
-        b.switch_to_block(exit);
-        b.ins().return_(&[]);
-        b.seal_all_blocks();
+        counted_loop(&mut b, |b, p, i| {
+            let (part_ty, count) = clconv::lower::vector_parts(src);
+            let eb = src.elem.bytes() as i64;
+            // Source vectors are stored with a stride of 4 elements for n = 3, n otherwise.
+            let stride = src.width.storage_lanes() as i64 * eb;
+            let at = b.ins().imul_imm_u(i, stride);
+            let at = b.ins().iadd(p[0], at);
+            let values: Vec<Value> = if src.width == Width::W1 {
+                let ty = clconv::lower::element_type(src.elem);
+                vec![b.ins().load(ty, MemFlagsData::new(), at, 0)]
+            } else {
+                (0..count)
+                    .map(|k| {
+                        b.ins()
+                            .load(part_ty, MemFlagsData::new(), at, 16 * k as i32)
+                    })
+                    .collect()
+            };
+            lowering
+                .vstore_halfn(b, src, mode, &values, p[1], i, aligned)
+                .unwrap();
+        });
         b.finalize(isa.frontend_config());
         module.define_function(id, &mut ctx).unwrap();
         module.clear_context(&mut ctx);
@@ -262,40 +247,22 @@ fn vload_half_every_half() {
         ctx.func.signature = sig;
         let mut fctx = FunctionBuilderContext::new();
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        let entry = b.create_block();
-        let head = b.create_block();
-        let body = b.create_block();
-        let exit = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.append_block_param(head, types::I64);
-        b.switch_to_block(entry);
-        let p = b.block_params(entry).to_vec();
-        let zero = b.ins().iconst(types::I64, 0);
-        b.ins().jump(head, &[zero.into()]);
-        b.switch_to_block(head);
-        let v = b.block_params(head)[0];
-        let more = b.ins().icmp(IntCC::SignedLessThan, v, p[2]);
-        b.ins().brif(more, body, &[], exit, &[]);
-        b.switch_to_block(body);
-        let lanes = width.lanes() as i64;
-        let out = b.ins().imul_imm_u(v, 4 * lanes);
-        let out = b.ins().iadd(p[1], out);
-        let lowering = Lowering::new();
-        if width == Width::W1 {
-            let x = lowering.vload_half(&mut b, p[0], v).unwrap();
-            b.ins().store(MemFlagsData::new(), x, out, 0);
-        } else {
-            let parts = lowering.vload_halfn(&mut b, width, p[0], v).unwrap();
-            for k in 0..lanes as usize {
-                let x = b.ins().extractlane(parts[k / 4], (k % 4) as u8);
-                b.ins().store(MemFlagsData::new(), x, out, 4 * k as i32);
+        counted_loop(&mut b, |b, p, v| {
+            let lanes = width.lanes() as i64;
+            let out = b.ins().imul_imm_u(v, 4 * lanes);
+            let out = b.ins().iadd(p[1], out);
+            let lowering = Lowering::new();
+            if width == Width::W1 {
+                let x = lowering.vload_half(b, p[0], v).unwrap();
+                b.ins().store(MemFlagsData::new(), x, out, 0);
+            } else {
+                let parts = lowering.vload_halfn(b, width, p[0], v).unwrap();
+                for k in 0..lanes as usize {
+                    let x = b.ins().extractlane(parts[k / 4], (k % 4) as u8);
+                    b.ins().store(MemFlagsData::new(), x, out, 4 * k as i32);
+                }
             }
-        }
-        let next = b.ins().iadd_imm_u(v, 1);
-        b.ins().jump(head, &[next.into()]);
-        b.switch_to_block(exit);
-        b.ins().return_(&[]);
-        b.seal_all_blocks();
+        });
         b.finalize(isa.frontend_config());
         module.define_function(id, &mut ctx).unwrap();
         module.clear_context(&mut ctx);

@@ -34,7 +34,9 @@
 //! kernels are unchanged. (`crates/verify/tests/cross_isa.rs` runs every kernel under QEMU
 //! and pins the bits.)
 
+use super::block::BlockSpec;
 use super::half;
+use super::lanes::{each_pair, low_dwords};
 use super::values::bitcast_le;
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::condcodes::FloatCC;
@@ -216,16 +218,13 @@ pub fn vector_promote_keep_nan(b: &mut FunctionBuilder, inputs: &[Value]) -> Vec
 /// conversion gives the canonical NaN (RISC-V's `vfncvt.f.f.w`).
 pub fn vector_demote_keep_nan(
     b: &mut FunctionBuilder,
-    spec: &super::block::BlockSpec,
+    spec: &BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
-    inputs
-        .chunks(2)
-        .map(|pair| {
-            let r = demote_block(b, pair[0], pair[1], spec.rounding);
-            keep_nan_of_f64x2(b, pair[0], pair[1], r)
-        })
-        .collect()
+    each_pair(b, inputs, |b, x0, x1| {
+        let r = demote_block(b, x0, x1, spec.rounding);
+        keep_nan_of_f64x2(b, x0, x1, r)
+    })
 }
 
 /// `r`, the F32X4 demotion of the F64X2 pair `x0`, `x1` (lanes in order), with each lane whose
@@ -235,7 +234,7 @@ pub fn vector_demote_keep_nan(
 /// joins the demoted halves; a lane of `r` is a NaN exactly where its source is, so `r`'s own
 /// `fcmp ne r, r` is the mask. 5 instructions per element on riscv64 with V.
 pub fn keep_nan_of_f64x2(b: &mut FunctionBuilder, x0: Value, x1: Value, r: Value) -> Value {
-    use super::lanes::{shuffle_bytes, splat_bits};
+    use super::lanes::splat_bits;
     let mut nans = Vec::with_capacity(2);
     for x in [x0, x1] {
         let d = bitcast_le(b, types::I64X2, x);
@@ -247,9 +246,7 @@ pub fn keep_nan_of_f64x2(b: &mut FunctionBuilder, x0: Value, x1: Value, r: Value
         let sign = b.ins().bor(sign, rest);
         nans.push(b.ins().band(payload, sign));
     }
-    let low_dwords = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
-    let nan = shuffle_bytes(b, nans[0], nans[1], low_dwords);
-    let nan = bitcast_le(b, types::I32X4, nan);
+    let nan = low_dwords(b, nans[0], nans[1]);
     let mask = b.ins().fcmp(FloatCC::NotEqual, r, r);
     let bits = bitcast_le(b, types::I32X4, r);
     let fixed = b.ins().bitselect(mask, nan, bits);
@@ -257,15 +254,8 @@ pub fn keep_nan_of_f64x2(b: &mut FunctionBuilder, x0: Value, x1: Value, r: Value
 }
 
 /// Vector recipe `float_to_float.demote`: double -> float in any mode, two F64X2 per F32X4.
-pub fn vector_demote(
-    b: &mut FunctionBuilder,
-    spec: &super::block::BlockSpec,
-    inputs: &[Value],
-) -> Vec<Value> {
-    inputs
-        .chunks(2)
-        .map(|pair| demote_block(b, pair[0], pair[1], spec.rounding))
-        .collect()
+pub fn vector_demote(b: &mut FunctionBuilder, spec: &BlockSpec, inputs: &[Value]) -> Vec<Value> {
+    demote_pairs(b, inputs, spec.rounding)
 }
 
 /// Vector recipe `float_to_float.demote_by_control` (x86-64 batch kernels, directed modes):
@@ -288,13 +278,35 @@ pub fn vector_demote(
 /// ```
 pub fn vector_demote_by_control(
     b: &mut FunctionBuilder,
-    _spec: &super::block::BlockSpec,
+    _spec: &BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
-    inputs
-        .chunks(2)
-        .map(|pair| demote_block(b, pair[0], pair[1], Rounding::Rte))
-        .collect()
+    demote_pairs(b, inputs, Rounding::Rte)
+}
+
+/// [`demote_block`] on each pair of `inputs` (F64X2, in order): one F32X4 per two.
+pub fn demote_pairs(b: &mut FunctionBuilder, inputs: &[Value], rounding: Rounding) -> Vec<Value> {
+    each_pair(b, inputs, |b, x0, x1| demote_block(b, x0, x1, rounding))
+}
+
+/// `fvdemote` (nearest-even) of each F64X2, and the two results joined into one F32X4 (lanes
+/// in order).
+fn demote_nearest_pair(b: &mut FunctionBuilder, x0: Value, x1: Value) -> ([Value; 2], Value) {
+    let r0 = b.ins().fvdemote(x0);
+    let r1 = b.ins().fvdemote(x1);
+    let r = super::lanes::join_low_halves(b, r0, r1);
+    ([r0, r1], r)
+}
+
+/// Lane masks (F64X2) of whether `rx`, the `fvdemote` of `x`, went away from zero or toward
+/// it: `rx` widened back exactly, magnitudes compared (both false where exact or NaN).
+fn demoted_sides(b: &mut FunctionBuilder, x: Value, rx: Value) -> (Value, Value) {
+    let back = b.ins().fvpromote_low(rx);
+    let abs_x = super::lanes::abs(b, x);
+    let abs_back = super::lanes::abs(b, back);
+    let away = b.ins().fcmp(FloatCC::GreaterThan, abs_back, abs_x);
+    let toward = b.ins().fcmp(FloatCC::LessThan, abs_back, abs_x);
+    (away, toward)
 }
 
 /// Two F64X2 -> one F32X4 rounded by `rounding`: the vector form of `demote_f64`.
@@ -305,20 +317,14 @@ pub fn vector_demote_by_control(
 /// +1 (away) on the float's bits, computed as 64-bit masks and moved to 32-bit lanes with the
 /// same shuffle that joins the two halves.
 pub fn demote_block(b: &mut FunctionBuilder, x0: Value, x1: Value, rounding: Rounding) -> Value {
-    use super::lanes::{join_low_halves, shuffle_bytes, splat_bits};
-    let r0 = b.ins().fvdemote(x0);
-    let r1 = b.ins().fvdemote(x1);
-    let r = join_low_halves(b, r0, r1);
+    use super::lanes::splat_bits;
+    let ([r0, r1], r) = demote_nearest_pair(b, x0, x1);
     if rounding == Rounding::Rte {
         return r;
     }
     let mut deltas = Vec::with_capacity(2);
     for (x, rx) in [(x0, r0), (x1, r1)] {
-        let back = b.ins().fvpromote_low(rx);
-        let abs_x = super::lanes::abs(b, x);
-        let abs_back = super::lanes::abs(b, back);
-        let away = b.ins().fcmp(FloatCC::GreaterThan, abs_back, abs_x);
-        let toward = b.ins().fcmp(FloatCC::LessThan, abs_back, abs_x);
+        let (away, toward) = demoted_sides(b, x, rx);
         let zero = splat_bits(b, types::F64X2, 0);
         let neg = b.ins().fcmp(FloatCC::LessThan, x, zero);
         let pos = b.ins().bnot(neg);
@@ -340,13 +346,7 @@ pub fn demote_block(b: &mut FunctionBuilder, x0: Value, x1: Value, rounding: Rou
         deltas.push(delta);
     }
     // Low 32 bits of each 64-bit delta (-1 or +1 or 0 in two's complement), in lane order.
-    let delta = shuffle_bytes(
-        b,
-        deltas[0],
-        deltas[1],
-        [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27],
-    );
-    let delta = bitcast_le(b, types::I32X4, delta);
+    let delta = low_dwords(b, deltas[0], deltas[1]);
     let bits = bitcast_le(b, types::I32X4, r);
     let bits = b.ins().iadd(bits, delta);
     bitcast_le(b, types::F32X4, bits)
@@ -356,26 +356,17 @@ pub fn demote_block(b: &mut FunctionBuilder, x0: Value, x1: Value, rounding: Rou
 /// inexact): the first step of double -> half and long -> half, whose second rounding (to
 /// half, by the mode) is then exact. The vector form of `demote_f64_to_odd_bits`.
 pub fn demote_block_odd(b: &mut FunctionBuilder, x0: Value, x1: Value) -> Value {
-    use super::lanes::{join_low_halves, shuffle_bytes, splat_bits};
-    let r0 = b.ins().fvdemote(x0);
-    let r1 = b.ins().fvdemote(x1);
-    let r = join_low_halves(b, r0, r1);
+    use super::lanes::splat_bits;
+    let ([r0, r1], r) = demote_nearest_pair(b, x0, x1);
     let mut aways = Vec::with_capacity(2);
     let mut inexacts = Vec::with_capacity(2);
     for (x, rx) in [(x0, r0), (x1, r1)] {
-        let back = b.ins().fvpromote_low(rx);
-        let abs_x = super::lanes::abs(b, x);
-        let abs_back = super::lanes::abs(b, back);
-        let away = b.ins().fcmp(FloatCC::GreaterThan, abs_back, abs_x);
-        let toward = b.ins().fcmp(FloatCC::LessThan, abs_back, abs_x);
+        let (away, toward) = demoted_sides(b, x, rx);
         inexacts.push(b.ins().bor(away, toward));
         aways.push(away);
     }
-    let low_dwords = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
-    let away = shuffle_bytes(b, aways[0], aways[1], low_dwords);
-    let away = bitcast_le(b, types::I32X4, away);
-    let inexact = shuffle_bytes(b, inexacts[0], inexacts[1], low_dwords);
-    let inexact = bitcast_le(b, types::I32X4, inexact);
+    let away = low_dwords(b, aways[0], aways[1]);
+    let inexact = low_dwords(b, inexacts[0], inexacts[1]);
     let one = splat_bits(b, types::I32X4, 1);
     let sticky = b.ins().band(inexact, one);
     let bits = bitcast_le(b, types::I32X4, r);
@@ -409,57 +400,45 @@ pub fn demote_block_odd(b: &mut FunctionBuilder, x0: Value, x1: Value) -> Value 
 /// either sign, +-inf.
 pub fn vector_demote_compare(
     b: &mut FunctionBuilder,
-    spec: &super::block::BlockSpec,
+    spec: &BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
-    use super::lanes::{join_low_halves, shuffle_bytes};
+    use super::lanes::join_low_halves;
     use cranelift_codegen::ir::condcodes::IntCC;
-    let low_dwords = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
-    inputs
-        .chunks(2)
-        .map(|pair| {
-            let mut demoted = Vec::with_capacity(2);
-            let mut masks = Vec::with_capacity(2);
-            for &x in pair {
-                let r = b.ins().fvdemote(x);
-                let back = b.ins().fvpromote_low(r);
-                let mask = match spec.rounding {
-                    Rounding::Rtz => {
-                        let back = bitcast_le(b, types::I64X2, back);
-                        let x = bitcast_le(b, types::I64X2, x);
-                        b.ins().icmp(IntCC::SignedGreaterThan, back, x)
-                    }
-                    Rounding::Rtp => b.ins().fcmp(FloatCC::LessThan, back, x),
-                    Rounding::Rtn => b.ins().fcmp(FloatCC::GreaterThan, back, x),
-                    Rounding::Rte => {
-                        unreachable!("float_to_float.demote_compare is for directed modes")
-                    }
-                };
-                demoted.push(r);
-                masks.push(bitcast_le(b, types::I64X2, mask));
-            }
-            let r = join_low_halves(b, demoted[0], demoted[1]);
-            let mask = shuffle_bytes(b, masks[0], masks[1], low_dwords);
-            let mask = bitcast_le(b, types::I32X4, mask);
-            let bits = bitcast_le(b, types::I32X4, r);
-            let bits = if spec.rounding == Rounding::Rtz {
-                let number = b.ins().fcmp(FloatCC::Equal, r, r);
-                let number = bitcast_le(b, types::I32X4, number);
-                let away = b.ins().band(mask, number);
-                b.ins().iadd(bits, away)
-            } else {
-                // The mask m as +1 on a positive float and -1 on a negative one:
-                // neg - (m ^ neg) (see `int_to_float::step_by_masks`).
-                let neg = b.ins().sshr_imm_u(bits, 31);
-                let flipped = b.ins().bxor(mask, neg);
-                let delta = b.ins().isub(neg, flipped);
-                if spec.rounding == Rounding::Rtp {
-                    b.ins().iadd(bits, delta)
-                } else {
-                    b.ins().isub(bits, delta)
+    each_pair(b, inputs, |b, x0, x1| {
+        let mut demoted = Vec::with_capacity(2);
+        let mut masks = Vec::with_capacity(2);
+        for x in [x0, x1] {
+            let r = b.ins().fvdemote(x);
+            let back = b.ins().fvpromote_low(r);
+            let mask = match spec.rounding {
+                Rounding::Rtz => {
+                    let back = bitcast_le(b, types::I64X2, back);
+                    let x = bitcast_le(b, types::I64X2, x);
+                    b.ins().icmp(IntCC::SignedGreaterThan, back, x)
+                }
+                Rounding::Rtp => b.ins().fcmp(FloatCC::LessThan, back, x),
+                Rounding::Rtn => b.ins().fcmp(FloatCC::GreaterThan, back, x),
+                Rounding::Rte => {
+                    unreachable!("float_to_float.demote_compare is for directed modes")
                 }
             };
-            bitcast_le(b, types::F32X4, bits)
-        })
-        .collect()
+            demoted.push(r);
+            masks.push(bitcast_le(b, types::I64X2, mask));
+        }
+        let r = join_low_halves(b, demoted[0], demoted[1]);
+        let mask = low_dwords(b, masks[0], masks[1]);
+        let bits = bitcast_le(b, types::I32X4, r);
+        let bits = if spec.rounding == Rounding::Rtz {
+            let number = b.ins().fcmp(FloatCC::Equal, r, r);
+            let number = bitcast_le(b, types::I32X4, number);
+            let away = b.ins().band(mask, number);
+            b.ins().iadd(bits, away)
+        } else {
+            let neg = b.ins().sshr_imm_u(bits, 31);
+            let up = spec.rounding == Rounding::Rtp;
+            super::int_to_float::step_by_signed_mask(b, bits, neg, mask, up)
+        };
+        bitcast_le(b, types::F32X4, bits)
+    })
 }

@@ -46,42 +46,30 @@ pub fn vector(
             out
         }
         ScalarType::Float => inputs.to_vec(),
-        ScalarType::Double => inputs
-            .chunks(2)
-            .map(|p| {
-                let odd = float_to_float::demote_block_odd(b, p[0], p[1]);
-                if keep_nan {
-                    float_to_float::keep_nan_of_f64x2(b, p[0], p[1], odd)
-                } else {
-                    odd
-                }
-            })
-            .collect(),
+        ScalarType::Double => lanes::each_pair(b, inputs, |b, x0, x1| {
+            let odd = float_to_float::demote_block_odd(b, x0, x1);
+            if keep_nan {
+                float_to_float::keep_nan_of_f64x2(b, x0, x1, odd)
+            } else {
+                odd
+            }
+        }),
         t if t.bits() <= 16 => {
             lanes::widen_to(b, inputs.to_vec(), t.bits(), 32, t.is_signed_integer())
                 .into_iter()
                 .map(|v| b.ins().fcvt_from_sint(types::F32X4, v))
                 .collect()
         }
-        t if t.bits() == 32 => inputs
-            .iter()
-            .map(|&x| {
-                let (s, err) = int_to_float::split_sum_32(b, t, x);
-                int_to_float::round_to_odd(b, s, err)
-            })
-            .collect(),
+        t if t.bits() == 32 => lanes::each(b, inputs, |b, x| {
+            let (s, err) = int_to_float::split_sum_32(b, t, x);
+            int_to_float::round_to_odd(b, s, err)
+        }),
         t => {
-            let doubles: Vec<Value> = inputs
-                .iter()
-                .map(|&x| {
-                    let (s, err) = int_to_float::split_sum_64(b, t, x);
-                    int_to_float::round_to_odd(b, s, err)
-                })
-                .collect();
-            doubles
-                .chunks(2)
-                .map(|p| float_to_float::demote_block_odd(b, p[0], p[1]))
-                .collect()
+            let doubles = lanes::each(b, inputs, |b, x| {
+                let (s, err) = int_to_float::split_sum_64(b, t, x);
+                int_to_float::round_to_odd(b, s, err)
+            });
+            lanes::each_pair(b, &doubles, float_to_float::demote_block_odd)
         }
     };
     match spec.dst {

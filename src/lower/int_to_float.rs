@@ -25,7 +25,10 @@
 //! anything was cut off), then float -> half rounds by the mode. Round-to-odd with 24 >= 11 + 2
 //! bits makes the second rounding exact, so there is no double rounding.
 
+use super::block::BlockSpec;
+use super::float_to_float::demote_pairs;
 use super::half;
+use super::lanes::{each, each_pair};
 use super::values::element_type;
 use super::values::{bitcast_le, int_const};
 use crate::types::{Rounding, ScalarType};
@@ -247,11 +250,7 @@ fn to_half(b: &mut FunctionBuilder, src: ScalarType, rounding: Rounding, x: Valu
 /// Widen to 32-bit lanes, then `fcvt_from_*` I32X4 -> F32X4, or for double the
 /// `fcvt_from_*.f64x2(*widen_low(I32X4))` idiom that x64 lowers to `cvtdq2pd` (the plain
 /// I32X4 -> F64X2 conversion miscompiles there).
-pub fn vector_exact(
-    b: &mut FunctionBuilder,
-    spec: &super::block::BlockSpec,
-    inputs: &[Value],
-) -> Vec<Value> {
+pub fn vector_exact(b: &mut FunctionBuilder, spec: &BlockSpec, inputs: &[Value]) -> Vec<Value> {
     use super::lanes;
     let src = spec.src;
     let signed = src.is_signed_integer();
@@ -283,19 +282,12 @@ pub fn vector_exact(
 /// I32X4 -> F32X4 (`cvtdq2ps`; `vcvtudq2ps` for uint with AVX-512VL).
 pub fn vector_native_rte(
     b: &mut FunctionBuilder,
-    spec: &super::block::BlockSpec,
+    spec: &BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
-    inputs
-        .iter()
-        .map(|&v| {
-            if spec.src.is_signed_integer() {
-                b.ins().fcvt_from_sint(types::F32X4, v)
-            } else {
-                b.ins().fcvt_from_uint(types::F32X4, v)
-            }
-        })
-        .collect()
+    each(b, inputs, |b, x| {
+        convert_nearest(b, spec.src, types::F32X4, x)
+    })
 }
 
 /// Vector recipe `int_to_float.convert_back` (x86-64: `x86_cvtt2dq` is `cvttps2dq`): int to
@@ -327,7 +319,7 @@ pub fn vector_native_rte(
 /// ```
 pub fn vector_convert_back(
     b: &mut FunctionBuilder,
-    spec: &super::block::BlockSpec,
+    spec: &BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
     use super::lanes::splat_bits;
@@ -337,42 +329,59 @@ pub fn vector_convert_back(
     let ty = types::I32X4;
     let zero = splat_bits(b, ty, 0);
     let one = splat_bits(b, ty, 1);
-    inputs
-        .iter()
-        .map(|&x| {
-            let f = b.ins().fcvt_from_sint(types::F32X4, x);
-            let t = b.ins().x86_cvtt2dq(ty, f);
-            let e = b.ins().isub(x, t);
-            let bits = bitcast_le(b, ty, f);
-            // -1 in the lanes where f is negative, 0 elsewhere.
-            let f_neg = b.ins().sshr_imm_u(bits, 31);
-            let bits = match spec.rounding {
-                // Up where f < x: +1 on a positive f, -1 on a negative one.
-                Rounding::Rtp => {
-                    let below = b.ins().icmp(IntCC::SignedGreaterThan, e, zero);
-                    let dir = b.ins().bor(f_neg, one);
-                    let delta = b.ins().band(below, dir);
-                    b.ins().iadd(bits, delta)
-                }
-                // Down where f > x: -1 on a positive f, +1 on a negative one.
-                Rounding::Rtn => {
-                    let above = b.ins().icmp(IntCC::SignedLessThan, e, zero);
-                    let dir = b.ins().bor(f_neg, one);
-                    let delta = b.ins().band(above, dir);
-                    b.ins().isub(bits, delta)
-                }
-                // Toward zero where |f| > |x|: e with f's sign taken out is negative there.
-                Rounding::Rtz => {
-                    let flipped = b.ins().bxor(e, f_neg);
-                    let e_away = b.ins().isub(flipped, f_neg);
-                    let beyond = b.ins().icmp(IntCC::SignedLessThan, e_away, zero);
-                    b.ins().iadd(bits, beyond)
-                }
-                Rounding::Rte => unreachable!("returned above"),
-            };
-            bitcast_le(b, types::F32X4, bits)
-        })
-        .collect()
+    step_nearest(b, spec, inputs, types::F32X4, |b, x, f| {
+        let t = b.ins().x86_cvtt2dq(ty, f);
+        let e = b.ins().isub(x, t);
+        let bits = bitcast_le(b, ty, f);
+        // -1 in the lanes where f is negative, 0 elsewhere.
+        let f_neg = b.ins().sshr_imm_u(bits, 31);
+        match spec.rounding {
+            // Up where f < x: +1 on a positive f, -1 on a negative one.
+            Rounding::Rtp => {
+                let below = b.ins().icmp(IntCC::SignedGreaterThan, e, zero);
+                let dir = b.ins().bor(f_neg, one);
+                let delta = b.ins().band(below, dir);
+                b.ins().iadd(bits, delta)
+            }
+            // Down where f > x: -1 on a positive f, +1 on a negative one.
+            Rounding::Rtn => {
+                let above = b.ins().icmp(IntCC::SignedLessThan, e, zero);
+                let dir = b.ins().bor(f_neg, one);
+                let delta = b.ins().band(above, dir);
+                b.ins().isub(bits, delta)
+            }
+            // Toward zero where |f| > |x|: e with f's sign taken out is negative there.
+            Rounding::Rtz => {
+                let flipped = b.ins().bxor(e, f_neg);
+                let e_away = b.ins().isub(flipped, f_neg);
+                let beyond = b.ins().icmp(IntCC::SignedLessThan, e_away, zero);
+                b.ins().iadd(bits, beyond)
+            }
+            Rounding::Rte => unreachable!("returned above"),
+        }
+    })
+}
+
+/// The loop both convert-back recipes share ([`vector_convert_back`] on x86-64,
+/// [`vector_convert_back_sat`] on aarch64): per source vector `x`, `f` = its nearest-even
+/// conversion to `fty` lanes; in rte that is the result, in rtz, rtp and rtn `step(b, x, f)`
+/// gives `f`'s bits stepped one ulp by the mode (each recipe finds the direction its own way:
+/// the conversions back differ between the two ISAs).
+fn step_nearest(
+    b: &mut FunctionBuilder,
+    spec: &BlockSpec,
+    inputs: &[Value],
+    fty: Type,
+    mut step: impl FnMut(&mut FunctionBuilder, Value, Value) -> Value,
+) -> Vec<Value> {
+    each(b, inputs, |b, x| {
+        let f = convert_nearest(b, spec.src, fty, x);
+        if spec.rounding == Rounding::Rte {
+            return f;
+        }
+        let bits = step(b, x, f);
+        bitcast_le(b, fty, bits)
+    })
 }
 
 /// Vector recipe `int_to_float.by_control` (x86-64 batch kernels, directed modes): the
@@ -406,37 +415,21 @@ pub fn vector_convert_back(
 /// ```
 pub fn vector_by_control(
     b: &mut FunctionBuilder,
-    spec: &super::block::BlockSpec,
+    spec: &BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
-    if spec.src.bits() == 32 {
-        return vector_native_rte(b, spec, inputs);
-    }
-    let sums: Vec<Value> = inputs
-        .iter()
-        .map(|&x| sum_64_nearest(b, spec.src, x))
-        .collect();
-    let results: Vec<Value> = if spec.dst == ScalarType::Double {
-        sums
-    } else {
-        sums.chunks(2)
-            .map(|pair| super::float_to_float::demote_block(b, pair[0], pair[1], Rounding::Rte))
-            .collect()
-    };
-    if spec.rounding != Rounding::Rtn {
+    let results = nearest_by_control(b, spec, inputs, |b, x| sum_64_nearest(b, spec.src, x));
+    if spec.src.bits() == 32 || spec.rounding != Rounding::Rtn {
         return results;
     }
-    results
-        .into_iter()
-        .map(|r| {
-            if spec.src.is_signed_integer() {
-                clear_sign_of_zero(b, r)
-            } else {
-                // Never negative: clearing the sign bit is enough (one `pand`).
-                clear_sign(b, r)
-            }
-        })
-        .collect()
+    each(b, &results, |b, r| {
+        if spec.src.is_signed_integer() {
+            clear_sign_of_zero(b, r)
+        } else {
+            // Never negative: clearing the sign bit is enough (one `pand`).
+            clear_sign(b, r)
+        }
+    })
 }
 
 /// Vector recipe `int_to_float.native_by_control` (aarch64 batch kernels in rtz, rtp or rtn,
@@ -457,20 +450,32 @@ pub fn vector_by_control(
 /// 2^64), -1 and 0 under rtn.
 pub fn vector_native_by_control(
     b: &mut FunctionBuilder,
-    spec: &super::block::BlockSpec,
+    spec: &BlockSpec,
     inputs: &[Value],
+) -> Vec<Value> {
+    nearest_by_control(b, spec, inputs, |b, x| {
+        convert_nearest(b, spec.src, types::F64X2, x)
+    })
+}
+
+/// What both by-control recipes ([`vector_by_control`], [`vector_native_by_control`]) emit
+/// before any fix-up: the nearest-even sequences, which the rounding control makes the mode's.
+/// int/uint -> float: `fcvt_from_*` I32X4 -> F32X4; long/ulong -> double: `double(b, x)` per
+/// source vector; long/ulong -> float: those doubles demoted (`fvdemote`).
+fn nearest_by_control(
+    b: &mut FunctionBuilder,
+    spec: &BlockSpec,
+    inputs: &[Value],
+    double: impl FnMut(&mut FunctionBuilder, Value) -> Value,
 ) -> Vec<Value> {
     if spec.src.bits() == 32 {
         return vector_native_rte(b, spec, inputs);
     }
-    let doubles = vector_native_64(b, spec, inputs);
+    let doubles = each(b, inputs, double);
     if spec.dst == ScalarType::Double {
         return doubles;
     }
-    doubles
-        .chunks(2)
-        .map(|pair| super::float_to_float::demote_block(b, pair[0], pair[1], Rounding::Rte))
-        .collect()
+    demote_pairs(b, &doubles, Rounding::Rte)
 }
 
 /// `v` (F32X4 or F64X2) with every lane's sign bit cleared.
@@ -502,7 +507,7 @@ fn clear_sign(b: &mut FunctionBuilder, v: Value) -> Value {
 /// Hard inputs: 2^24 + 1, 2^32 - 1, 2^32 + 2^8 - 1, 2^56 - 1, ULONG_MAX, 0.
 pub fn vector_ulong_halves_by_control(
     b: &mut FunctionBuilder,
-    _spec: &super::block::BlockSpec,
+    _spec: &BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
     use super::lanes::{shuffle_bytes, splat_bits};
@@ -517,19 +522,16 @@ pub fn vector_ulong_halves_by_control(
         mask
     };
     let two32 = splat_bits(b, types::F32X4, 0x4f80_0000); // 2^32
-    inputs
-        .chunks(2)
-        .map(|pair| {
-            let lo = shuffle_bytes(b, pair[0], pair[1], dwords(0));
-            let hi = shuffle_bytes(b, pair[0], pair[1], dwords(1));
-            let lo = bitcast_le(b, types::I32X4, lo);
-            let hi = bitcast_le(b, types::I32X4, hi);
-            let lo = b.ins().fcvt_from_uint(types::F32X4, lo);
-            let hi = b.ins().fcvt_from_uint(types::F32X4, hi);
-            let hi = b.ins().fmul(hi, two32);
-            b.ins().fadd(hi, lo)
-        })
-        .collect()
+    each_pair(b, inputs, |b, x0, x1| {
+        let lo = shuffle_bytes(b, x0, x1, dwords(0));
+        let hi = shuffle_bytes(b, x0, x1, dwords(1));
+        let lo = bitcast_le(b, types::I32X4, lo);
+        let hi = bitcast_le(b, types::I32X4, hi);
+        let lo = b.ins().fcvt_from_uint(types::F32X4, lo);
+        let hi = b.ins().fcvt_from_uint(types::F32X4, hi);
+        let hi = b.ins().fmul(hi, two32);
+        b.ins().fadd(hi, lo)
+    })
 }
 
 /// `v` (F32X4 or F64X2) with -0 lanes made +0.
@@ -564,25 +566,15 @@ fn clear_sign_of_zero(b: &mut FunctionBuilder, v: Value) -> Value {
 ///
 /// Hard inputs: 2^24+1, 2^53+1, INT_MAX, UINT_MAX, LONG_MIN, LONG_MAX, ULONG_MAX (s rounds to
 /// 2^64 exactly, err = -1: rtz/rtn step down to the largest double below), 0 (s = +0).
-pub fn vector_split_sum(
-    b: &mut FunctionBuilder,
-    spec: &super::block::BlockSpec,
-    inputs: &[Value],
-) -> Vec<Value> {
+pub fn vector_split_sum(b: &mut FunctionBuilder, spec: &BlockSpec, inputs: &[Value]) -> Vec<Value> {
     if spec.src.bits() == 32 {
-        return inputs
-            .iter()
-            .map(|&x| {
-                let (s, err) = split_sum_32(b, spec.src, x);
-                step_by_error(b, s, err, spec.rounding)
-            })
-            .collect();
+        return each(b, inputs, |b, x| {
+            let (s, err) = split_sum_32(b, spec.src, x);
+            step_by_error(b, s, err, spec.rounding)
+        });
     }
     if spec.dst == ScalarType::Double && spec.rounding == Rounding::Rte {
-        return inputs
-            .iter()
-            .map(|&x| sum_64_nearest(b, spec.src, x))
-            .collect();
+        return each(b, inputs, |b, x| sum_64_nearest(b, spec.src, x));
     }
     let sums: Vec<(Value, Value)> = inputs
         .iter()
@@ -598,9 +590,7 @@ pub fn vector_split_sum(
         .into_iter()
         .map(|(s, err)| round_to_odd(b, s, err))
         .collect();
-    odd.chunks(2)
-        .map(|pair| super::float_to_float::demote_block(b, pair[0], pair[1], spec.rounding))
-        .collect()
+    demote_pairs(b, &odd, spec.rounding)
 }
 
 pub(crate) fn split_sum_32(b: &mut FunctionBuilder, src: ScalarType, x: Value) -> (Value, Value) {
@@ -609,22 +599,14 @@ pub(crate) fn split_sum_32(b: &mut FunctionBuilder, src: ScalarType, x: Value) -
     let lo_mask = splat_bits(b, types::I32X4, 0xffff);
     let hi = b.ins().band(x, hi_mask);
     let lo = b.ins().band(x, lo_mask);
-    let hf = if src.is_signed_integer() {
-        b.ins().fcvt_from_sint(types::F32X4, hi)
-    } else {
-        b.ins().fcvt_from_uint(types::F32X4, hi)
-    };
+    let hf = convert_nearest(b, src, types::F32X4, hi);
     let lf = b.ins().fcvt_from_sint(types::F32X4, lo);
     fast_two_sum(b, hf, lf)
 }
 
 pub(crate) fn split_sum_64(b: &mut FunctionBuilder, src: ScalarType, x: Value) -> (Value, Value) {
     use super::lanes::splat_bits;
-    let low32 = splat_bits(b, types::I64X2, 0xffff_ffff);
-    let lo = b.ins().band(x, low32);
-    let two52 = splat_bits(b, types::I64X2, 0x4330_0000_0000_0000);
-    let lo = b.ins().bor(lo, two52);
-    let lo = bitcast_le(b, types::F64X2, lo);
+    let (lo, two52) = low_half_above_2_52(b, x);
     let two52f = bitcast_le(b, types::F64X2, two52);
     let lf = b.ins().fsub(lo, two52f);
 
@@ -652,11 +634,7 @@ pub(crate) fn split_sum_64(b: &mut FunctionBuilder, src: ScalarType, x: Value) -
 /// [`vector_by_control`]).
 fn sum_64_nearest(b: &mut FunctionBuilder, src: ScalarType, x: Value) -> Value {
     use super::lanes::splat_bits;
-    let low32 = splat_bits(b, types::I64X2, 0xffff_ffff);
-    let lo = b.ins().band(x, low32);
-    let two52 = splat_bits(b, types::I64X2, 0x4330_0000_0000_0000);
-    let lo = b.ins().bor(lo, two52);
-    let lo = bitcast_le(b, types::F64X2, lo);
+    let (lo, _) = low_half_above_2_52(b, x);
 
     let hi = b.ins().ushr_imm_u(x, 32);
     // The top 32 bits in the mantissa of 2^84 (biased by 2^31 when signed: the XOR both sets
@@ -672,6 +650,17 @@ fn sum_64_nearest(b: &mut FunctionBuilder, src: ScalarType, x: Value) -> Value {
     let offset = splat_bits(b, types::F64X2, offset);
     let hi = b.ins().fsub(hi, offset);
     b.ins().fadd(hi, lo)
+}
+
+/// 2^52 + (the low 32 bits of each I64X2 lane of `x`) as F64X2, exact: the bits or-ed into
+/// the mantissa of 2^52 (the magic-exponent form), and 2^52's bits (I64X2).
+fn low_half_above_2_52(b: &mut FunctionBuilder, x: Value) -> (Value, Value) {
+    use super::lanes::splat_bits;
+    let low32 = splat_bits(b, types::I64X2, 0xffff_ffff);
+    let lo = b.ins().band(x, low32);
+    let two52 = splat_bits(b, types::I64X2, 0x4330_0000_0000_0000);
+    let lo = b.ins().bor(lo, two52);
+    (bitcast_le(b, types::F64X2, lo), two52)
 }
 
 /// s = fl(a + b) and its exact error, for |a| >= |b| or a = 0.
@@ -756,15 +745,10 @@ pub(crate) fn round_to_odd(b: &mut FunctionBuilder, s: Value, err: Value) -> Val
 /// keeps its own rows.)
 ///
 /// Hard inputs: 2^53 + 1 (the first inexact), LONG_MIN, LONG_MAX and ULONG_MAX (2^63, 2^64).
-pub fn vector_native_64(
-    b: &mut FunctionBuilder,
-    spec: &super::block::BlockSpec,
-    inputs: &[Value],
-) -> Vec<Value> {
-    inputs
-        .iter()
-        .map(|&x| convert_nearest(b, spec.src, types::F64X2, x))
-        .collect()
+pub fn vector_native_64(b: &mut FunctionBuilder, spec: &BlockSpec, inputs: &[Value]) -> Vec<Value> {
+    each(b, inputs, |b, x| {
+        convert_nearest(b, spec.src, types::F64X2, x)
+    })
 }
 
 /// Lane masks (all ones where true) of whether the nearest-even conversion `f` of the integer
@@ -850,21 +834,34 @@ fn step_by_masks(
             b.ins().iadd(bits, away)
         }
         _ => {
-            // The mask m as +1 for a positive x and -1 for a negative one, without a constant:
-            // neg - (m ^ neg) is 0 where m is 0, and -(-1) = +1 or -1 - 0 = -1 where it is -1.
             let mask = if rounding == Rounding::Rtp {
                 below.expect("rtp asks for below")
             } else {
                 above.expect("rtn asks for above")
             };
-            let flipped = b.ins().bxor(mask, neg);
-            let delta = b.ins().isub(neg, flipped);
-            if rounding == Rounding::Rtp {
-                b.ins().iadd(bits, delta)
-            } else {
-                b.ins().isub(bits, delta)
-            }
+            step_by_signed_mask(b, bits, neg, mask, rounding == Rounding::Rtp)
         }
+    }
+}
+
+/// `bits` (a float's, as integer lanes) one ulp up (`up`) or down where the lane mask `mask`
+/// is all ones, for floats of either sign: `neg` is all ones in the lanes whose float is
+/// negative. The mask m as +1 for a positive float and -1 for a negative one, without a
+/// constant: neg - (m ^ neg) is 0 where m is 0, and -(-1) = +1 or -1 - 0 = -1 where it is -1;
+/// added (up) or subtracted (down).
+pub(crate) fn step_by_signed_mask(
+    b: &mut FunctionBuilder,
+    bits: Value,
+    neg: Value,
+    mask: Value,
+    up: bool,
+) -> Value {
+    let flipped = b.ins().bxor(mask, neg);
+    let delta = b.ins().isub(neg, flipped);
+    if up {
+        b.ins().iadd(bits, delta)
+    } else {
+        b.ins().isub(bits, delta)
     }
 }
 
@@ -896,7 +893,7 @@ fn masks_for(rounding: Rounding, signed: bool) -> (bool, bool) {
 /// (the first inexact), their negatives, 0.
 pub fn vector_convert_back_sat(
     b: &mut FunctionBuilder,
-    spec: &super::block::BlockSpec,
+    spec: &BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
     let signed = spec.src.is_signed_integer();
@@ -906,20 +903,12 @@ pub fn vector_convert_back_sat(
         (types::F64X2, types::I64X2)
     };
     let (want_above, want_below) = masks_for(spec.rounding, signed);
-    inputs
-        .iter()
-        .map(|&x| {
-            let f = convert_nearest(b, spec.src, fty, x);
-            if spec.rounding == Rounding::Rte {
-                return f;
-            }
-            let (above, below) = compare_back(b, signed, x, f, want_above, want_below, true);
-            let negative = signed.then(|| b.ins().sshr_imm_u(x, ity.lane_bits() as i64 - 1));
-            let bits = bitcast_le(b, ity, f);
-            let bits = step_by_masks(b, spec.rounding, bits, negative, above, below);
-            bitcast_le(b, fty, bits)
-        })
-        .collect()
+    step_nearest(b, spec, inputs, fty, |b, x, f| {
+        let (above, below) = compare_back(b, signed, x, f, want_above, want_below, true);
+        let negative = signed.then(|| b.ins().sshr_imm_u(x, ity.lane_bits() as i64 - 1));
+        let bits = bitcast_le(b, ity, f);
+        step_by_masks(b, spec.rounding, bits, negative, above, below)
+    })
 }
 
 /// Vector recipe `int_to_float.demote_convert_back` (aarch64): long/ulong -> float in rtz,
@@ -942,52 +931,44 @@ pub fn vector_convert_back_sat(
 /// (2^24 + 1 + 2^-29-ish patterns: 0x100000020000001).
 pub fn vector_demote_convert_back(
     b: &mut FunctionBuilder,
-    spec: &super::block::BlockSpec,
+    spec: &BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
-    use super::lanes::{join_low_halves, shuffle_bytes, splat_bits};
+    use super::lanes::{join_low_halves, low_dwords, splat_bits};
     use cranelift_codegen::ir::condcodes::FloatCC;
     let signed = spec.src.is_signed_integer();
     let (want_above, want_below) = masks_for(spec.rounding, signed);
-    let low_dwords = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
-    inputs
-        .chunks(2)
-        .map(|pair| {
-            let mut demoted = Vec::with_capacity(2);
-            let mut aboves = Vec::with_capacity(2);
-            let mut belows = Vec::with_capacity(2);
-            for &x in pair {
-                let d = convert_nearest(b, spec.src, types::F64X2, x);
-                let r = b.ins().fvdemote(d);
-                let back = b.ins().fvpromote_low(r);
-                // The saturated f (2^63, 2^64) are tested once on the joined floats below.
-                let (above, below) =
-                    compare_back(b, signed, x, back, want_above, want_below, false);
-                demoted.push(r);
-                aboves.extend(above);
-                belows.extend(below);
-            }
-            let r = join_low_halves(b, demoted[0], demoted[1]);
-            let join = |b: &mut FunctionBuilder, masks: Vec<Value>| -> Option<Value> {
-                (masks.len() == 2).then(|| {
-                    let m = shuffle_bytes(b, masks[0], masks[1], low_dwords);
-                    bitcast_le(b, types::I32X4, m)
-                })
-            };
-            let above = join(b, aboves).map(|lower| {
-                // f = 2^63 (2^64 for ulong) is above every x it comes from; its conversion
-                // back saturated to MAX, which `lower` cannot tell from x = MAX.
-                let past = if signed { 0x5f00_0000 } else { 0x5f80_0000 }; // 2^63, 2^64
-                let past = splat_bits(b, types::F32X4, past);
-                let saturated = b.ins().fcmp(FloatCC::GreaterThanOrEqual, r, past);
-                let saturated = bitcast_le(b, types::I32X4, saturated);
-                b.ins().bor(lower, saturated)
-            });
-            let below = join(b, belows);
-            let bits = bitcast_le(b, types::I32X4, r);
-            let negative = signed.then(|| b.ins().sshr_imm_u(bits, 31));
-            let bits = step_by_masks(b, spec.rounding, bits, negative, above, below);
-            bitcast_le(b, types::F32X4, bits)
-        })
-        .collect()
+    each_pair(b, inputs, |b, x0, x1| {
+        let mut demoted = Vec::with_capacity(2);
+        let mut aboves = Vec::with_capacity(2);
+        let mut belows = Vec::with_capacity(2);
+        for x in [x0, x1] {
+            let d = convert_nearest(b, spec.src, types::F64X2, x);
+            let r = b.ins().fvdemote(d);
+            let back = b.ins().fvpromote_low(r);
+            // The saturated f (2^63, 2^64) are tested once on the joined floats below.
+            let (above, below) = compare_back(b, signed, x, back, want_above, want_below, false);
+            demoted.push(r);
+            aboves.extend(above);
+            belows.extend(below);
+        }
+        let r = join_low_halves(b, demoted[0], demoted[1]);
+        let join = |b: &mut FunctionBuilder, masks: Vec<Value>| -> Option<Value> {
+            (masks.len() == 2).then(|| low_dwords(b, masks[0], masks[1]))
+        };
+        let above = join(b, aboves).map(|lower| {
+            // f = 2^63 (2^64 for ulong) is above every x it comes from; its conversion
+            // back saturated to MAX, which `lower` cannot tell from x = MAX.
+            let past = if signed { 0x5f00_0000 } else { 0x5f80_0000 }; // 2^63, 2^64
+            let past = splat_bits(b, types::F32X4, past);
+            let saturated = b.ins().fcmp(FloatCC::GreaterThanOrEqual, r, past);
+            let saturated = bitcast_le(b, types::I32X4, saturated);
+            b.ins().bor(lower, saturated)
+        });
+        let below = join(b, belows);
+        let bits = bitcast_le(b, types::I32X4, r);
+        let negative = signed.then(|| b.ins().sshr_imm_u(bits, 31));
+        let bits = step_by_masks(b, spec.rounding, bits, negative, above, below);
+        bitcast_le(b, types::F32X4, bits)
+    })
 }

@@ -73,6 +73,33 @@ fn low_parts_mask(from_bits: u32, to_bits: u32) -> [u8; 16] {
     mask
 }
 
+/// The low 32 bits of every 64-bit lane of `a`, then of `c`, as one I32X4 (one shuffle): how
+/// two 64-bit-lane vectors (results, masks, NaN patterns) join in a float's lane order.
+pub fn low_dwords(b: &mut FunctionBuilder, a: Value, c: Value) -> Value {
+    let v = shuffle_bytes(b, a, c, low_parts_mask(64, 32));
+    bitcast_le(b, int_vector(32), v)
+}
+
+/// One result per vector of `inputs`, in order: the loop of a recipe that converts each
+/// source vector on its own.
+pub fn each(
+    b: &mut FunctionBuilder,
+    inputs: &[Value],
+    mut emit: impl FnMut(&mut FunctionBuilder, Value) -> Value,
+) -> Vec<Value> {
+    inputs.iter().map(|&x| emit(b, x)).collect()
+}
+
+/// One result per two vectors of `inputs`, in order: the loop of a recipe that narrows two
+/// vectors of 64-bit lanes into one of 32-bit lanes (double -> float, long -> float).
+pub fn each_pair(
+    b: &mut FunctionBuilder,
+    inputs: &[Value],
+    mut emit: impl FnMut(&mut FunctionBuilder, Value, Value) -> Value,
+) -> Vec<Value> {
+    inputs.chunks(2).map(|p| emit(b, p[0], p[1])).collect()
+}
+
 /// Two vectors of `from_bits` lanes -> one of `from_bits / 2` lanes keeping the low bits
 /// (two's complement wrap, the non-`_sat` narrowing).
 ///
@@ -82,8 +109,7 @@ fn low_parts_mask(from_bits: u32, to_bits: u32) -> [u8; 16] {
 /// function for it without SSSE3). 64-bit lanes have no pack: a dword shuffle.
 pub fn narrow_wrap(b: &mut FunctionBuilder, a: Value, c: Value, from_bits: u32) -> Value {
     if from_bits == 64 {
-        let v = shuffle_bytes(b, a, c, low_parts_mask(64, 32));
-        return bitcast_le(b, int_vector(32), v);
+        return low_dwords(b, a, c);
     }
     let half = (from_bits / 2) as i64;
     let mut low_halves = [a, c];

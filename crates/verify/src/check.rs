@@ -137,25 +137,10 @@ impl Checker {
         };
         let mut outcome = Outcome::default();
         for &layout in layouts {
-            let src_stride = layout.stride(src_t.width);
             let dst_stride = layout.stride(dst_t.width);
             let src_bytes_per = bytes_per_vector(src_t, layout);
             let dst_bytes_per = bytes_per_vector(dst_t, layout);
-            // The source buffer: each vector's elements, padding slots filled with a pattern
-            // the kernel must ignore (conversions) or pass through (reinterpretations).
-            let mut src = vec![0u8; vectors_total * src_bytes_per];
-            let eb = src_t.elem.bytes();
-            for v in 0..vectors_total {
-                for slot in 0..src_stride {
-                    let bits = if slot < lanes {
-                        elements[v * lanes + slot]
-                    } else {
-                        0x5a5a_5a5a_5a5a_5a5a ^ v as u64
-                    };
-                    let at = (v * src_stride + slot) * eb;
-                    src[at..at + eb].copy_from_slice(&bits.to_le_bytes()[..eb]);
-                }
-            }
+            let src = source_buffer(src_t, layout, &elements);
             // The expected destination.
             let mut want = vec![0u8; vectors_total * dst_bytes_per];
             let mut impl_defined = vec![false; vectors_total * dst_stride];
@@ -366,8 +351,7 @@ pub fn inputs(t: ScalarType, random: usize, seed: u64) -> Vec<u64> {
     }
     let mut rng = Rng::new(seed ^ t.bits() as u64 ^ ((t as u64) << 8));
     let mut out = match t {
-        ScalarType::Float => float_specials(FloatFormat::SINGLE),
-        ScalarType::Double => float_specials(FloatFormat::DOUBLE),
+        ScalarType::Float | ScalarType::Double => float_specials(FloatFormat::of(t)),
         _ => int_specials(t),
     };
     let mask = if t.bits() == 64 {
@@ -384,11 +368,7 @@ pub fn inputs(t: ScalarType, random: usize, seed: u64) -> Vec<u64> {
         }
     }
     if t.is_float() {
-        let f = if t == ScalarType::Float {
-            FloatFormat::SINGLE
-        } else {
-            FloatFormat::DOUBLE
-        };
+        let f = FloatFormat::of(t);
         for _ in 0..random {
             // Exponents around the integer ranges, where float -> int results are interesting.
             let r = rng.next_u64();
@@ -399,6 +379,33 @@ pub fn inputs(t: ScalarType, random: usize, seed: u64) -> Vec<u64> {
         }
     }
     out
+}
+
+/// The source buffer of `elements` (whole vectors of `src_t`) in `layout`: each vector's
+/// elements, padding slots filled with a pattern the kernel must ignore (conversions) or pass
+/// through (reinterpretations). [`Checker`] and the interpreter's check run kernels on it.
+pub(crate) fn source_buffer(
+    src_t: clconv::VectorType,
+    layout: Layout,
+    elements: &[u64],
+) -> Vec<u8> {
+    let lanes = src_t.lanes();
+    let vectors_total = elements.len() / lanes;
+    let src_stride = layout.stride(src_t.width);
+    let mut src = vec![0u8; vectors_total * bytes_per_vector(src_t, layout)];
+    let eb = src_t.elem.bytes();
+    for v in 0..vectors_total {
+        for slot in 0..src_stride {
+            let bits = if slot < lanes {
+                elements[v * lanes + slot]
+            } else {
+                0x5a5a_5a5a_5a5a_5a5a ^ v as u64
+            };
+            let at = (v * src_stride + slot) * eb;
+            src[at..at + eb].copy_from_slice(&bits.to_le_bytes()[..eb]);
+        }
+    }
+    src
 }
 
 /// A random integer of source type `t` with structure uniform bits rarely have: a random bit
@@ -426,15 +433,23 @@ fn structured_integer(t: ScalarType, rng: &mut Rng) -> u64 {
     }
 }
 
+/// A binary floating-point format's shape, and the bit patterns of its landmarks (also the
+/// cross-target check's, [`crate::cross`]).
 #[derive(Clone, Copy)]
-struct FloatFormat {
-    bits: u32,
-    mantissa_bits: u32,
-    bias: i64,
+pub(crate) struct FloatFormat {
+    pub(crate) bits: u32,
+    pub(crate) mantissa_bits: u32,
+    pub(crate) bias: i64,
     max_exp: i64,
 }
 
 impl FloatFormat {
+    const HALF: FloatFormat = FloatFormat {
+        bits: 16,
+        mantissa_bits: 10,
+        bias: 15,
+        max_exp: 15,
+    };
     const SINGLE: FloatFormat = FloatFormat {
         bits: 32,
         mantissa_bits: 23,
@@ -448,20 +463,29 @@ impl FloatFormat {
         max_exp: 1023,
     };
 
-    fn mantissa_mask(self) -> u64 {
+    /// The format of `t` (half, float or double).
+    pub(crate) fn of(t: ScalarType) -> FloatFormat {
+        match t {
+            ScalarType::Half => FloatFormat::HALF,
+            ScalarType::Float => FloatFormat::SINGLE,
+            _ => FloatFormat::DOUBLE,
+        }
+    }
+
+    pub(crate) fn mantissa_mask(self) -> u64 {
         (1u64 << self.mantissa_bits) - 1
     }
 
-    fn sign(self) -> u64 {
+    pub(crate) fn sign(self) -> u64 {
         1u64 << (self.bits - 1)
     }
 
-    fn inf(self) -> u64 {
+    pub(crate) fn inf(self) -> u64 {
         ((1u64 << (self.bits - 1 - self.mantissa_bits)) - 1) << self.mantissa_bits
     }
 
     /// The bits of 2^e (normal range only).
-    fn pow2(self, e: i64) -> u64 {
+    pub(crate) fn pow2(self, e: i64) -> u64 {
         ((self.bias + e) as u64) << self.mantissa_bits
     }
 

@@ -26,7 +26,7 @@
 //! assert_eq!(run.mismatch_count, 0);
 //! ```
 
-use crate::check::{self, Mismatch, Rng};
+use crate::check::{self, FloatFormat, Mismatch, Rng};
 use clconv::aot::{self, ObjectBuilder};
 use clconv::buffer::bytes_per_vector;
 use clconv::kernel::Tier;
@@ -236,10 +236,10 @@ pub fn inputs(t: ScalarType, random: usize, seed: u64) -> Vec<u64> {
         let r = rng.next_u64();
         let x = if t.is_float() {
             // Exponents around the integer ranges, where float -> int results are interesting.
-            let f = Format::of(t);
+            let f = FloatFormat::of(t);
             let exp = ((r % 80) as i64 - 8).min(f.bias);
             let sign = (r >> 63) << (f.bits - 1);
-            sign | ((f.bias + exp) as u64) << f.man | (rng.next_u64() & f.man_mask())
+            sign | f.pow2(exp) | (rng.next_u64() & f.mantissa_mask())
         } else {
             let len = 1 + (r % t.bits() as u64) as u32;
             let m = rng.next_u64() >> (64 - len);
@@ -264,64 +264,40 @@ fn mask_of(t: ScalarType) -> u64 {
     }
 }
 
-/// A binary floating-point format's shape.
-#[derive(Clone, Copy)]
-struct Format {
-    t: ScalarType,
-    bits: u32,
-    man: u32,
-    bias: i64,
-}
-
-impl Format {
-    fn of(t: ScalarType) -> Format {
-        let (bits, man, bias) = match t {
-            ScalarType::Half => (16, 10, 15),
-            ScalarType::Float => (32, 23, 127),
-            _ => (64, 52, 1023),
-        };
-        Format { t, bits, man, bias }
+/// The bits of `v` (a double) rounded to `t` by the reference (nearest-even).
+fn encode(t: ScalarType, v: f64) -> u64 {
+    if t == ScalarType::Double {
+        return v.to_bits();
     }
-
-    fn man_mask(self) -> u64 {
-        (1u64 << self.man) - 1
-    }
-
-    fn sign(self) -> u64 {
-        1u64 << (self.bits - 1)
-    }
-
-    fn inf(self) -> u64 {
-        ((1u64 << (self.bits - 1 - self.man)) - 1) << self.man
-    }
-
-    /// The bits of `v` (a double) rounded to this format by the reference (nearest-even).
-    fn encode(self, v: f64) -> u64 {
-        if self.t == ScalarType::Double {
-            return v.to_bits();
-        }
-        let c = Conversion::new(
-            VectorType::scalar(ScalarType::Double),
-            VectorType::scalar(self.t),
-            false,
-            Some(Rounding::Rte),
-            Extensions::with_fp16(),
-        )
-        .expect("double -> float/half is a conversion");
-        reference::convert_element(&c, Rounding::Rte, v.to_bits()).bits
-    }
+    let c = Conversion::new(
+        VectorType::scalar(ScalarType::Double),
+        VectorType::scalar(t),
+        false,
+        Some(Rounding::Rte),
+        Extensions::with_fp16(),
+    )
+    .expect("double -> float/half is a conversion");
+    reference::convert_element(&c, Rounding::Rte, v.to_bits()).bits
 }
 
 fn float_specials(t: ScalarType) -> Vec<u64> {
-    let f = Format::of(t);
-    let mut base: Vec<u64> = vec![0, 1, 2, f.man_mask(), 1 << f.man, f.inf() - 1, f.inf()];
-    for k in 0..f.man {
+    let f = FloatFormat::of(t);
+    let mut base: Vec<u64> = vec![
+        0,
+        1,
+        2,
+        f.mantissa_mask(),
+        1 << f.mantissa_bits,
+        f.inf() - 1,
+        f.inf(),
+    ];
+    for k in 0..f.mantissa_bits {
         base.push(1 << k); // subnormal powers of two
     }
     for e in (1 - f.bias)..=f.bias {
         let keep = t != ScalarType::Double || e.abs() <= 200 || e.abs() >= 1000 || e % 32 == 0;
         if keep {
-            base.push(((f.bias + e) as u64) << f.man);
+            base.push(f.pow2(e));
         }
     }
     let mut values: Vec<f64> = (0..24).map(|k| k as f64 + 0.5).collect();
@@ -364,7 +340,7 @@ fn float_specials(t: ScalarType) -> Vec<u64> {
         }
     }
     for v in values {
-        let bits = f.encode(v.abs());
+        let bits = encode(t, v.abs());
         base.push(bits);
     }
     let mut out = Vec::new();
@@ -376,15 +352,15 @@ fn float_specials(t: ScalarType) -> Vec<u64> {
             }
         }
     }
-    let quiet = 1u64 << (f.man - 1);
+    let quiet = 1u64 << (f.mantissa_bits - 1);
     let mut payloads = vec![
         quiet,
         1,
         quiet | 1,
-        f.man_mask(),
+        f.mantissa_mask(),
         quiet >> 1,
-        0x5555_5555_5555_5555 & f.man_mask(),
-        0xaaaa_aaaa_aaaa_aaaa & f.man_mask(),
+        0x5555_5555_5555_5555 & f.mantissa_mask(),
+        0xaaaa_aaaa_aaaa_aaaa & f.mantissa_mask(),
     ];
     // Bits either side of where a narrowing cuts the payload.
     let cuts: &[u32] = match t {

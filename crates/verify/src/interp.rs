@@ -1219,17 +1219,15 @@ fn stratified(
 /// dropped by the caller).
 fn special_candidates(t: ScalarType) -> Vec<u64> {
     match t {
-        ScalarType::Float => float_candidates(32, 23, 127),
-        ScalarType::Double => float_candidates(64, 52, 1023),
-        ScalarType::Half => float_candidates(16, 10, 15),
+        t if t.is_float() => float_candidates(t),
         _ => int_candidates(t),
     }
 }
 
-fn float_candidates(bits: u32, mantissa_bits: u32, bias: i64) -> Vec<u64> {
-    let mask = (1u64 << mantissa_bits) - 1;
-    let inf = ((1u64 << (bits - 1 - mantissa_bits)) - 1) << mantissa_bits;
-    let sign = 1u64 << (bits - 1);
+fn float_candidates(t: ScalarType) -> Vec<u64> {
+    let f = crate::check::FloatFormat::of(t);
+    let (bits, mantissa_bits, bias) = (f.bits, f.mantissa_bits, f.bias);
+    let (mask, inf, sign) = (f.mantissa_mask(), f.inf(), f.sign());
     let max_exp = bias;
     let pow2 = |e: i64| -> Option<u64> {
         (e >= 1 - bias && e <= max_exp).then(|| ((bias + e) as u64) << mantissa_bits)
@@ -1473,24 +1471,9 @@ fn check_in_mode(
         k += 1;
     }
     let vectors_total = elements.len() / lanes;
-    let src_stride = layout.stride(src_t.width);
     let src_per = bytes_per_vector(src_t, layout);
     let dst_per = bytes_per_vector(dst_t, layout);
-    let eb = src_t.elem.bytes();
-    // The source: each vector's elements, padding slots holding a pattern the kernel must
-    // ignore (conversions) or pass through (aligned reinterpretations), as check::Checker does.
-    let mut src = vec![0u8; vectors_total * src_per];
-    for v in 0..vectors_total {
-        for slot in 0..src_stride {
-            let bits = if slot < lanes {
-                elements[v * lanes + slot]
-            } else {
-                0x5a5a_5a5a_5a5a_5a5a ^ v as u64
-            };
-            let at = (v * src_stride + slot) * eb;
-            src[at..at + eb].copy_from_slice(&bits.to_le_bytes()[..eb]);
-        }
-    }
+    let src = crate::check::source_buffer(src_t, layout, &elements);
     let mut want = vec![0u8; vectors_total * dst_per];
     reference::evaluate_with_mode(request, layout, Rounding::Rte, &src, &mut want)?;
     let mut outcome = InterpOutcome {

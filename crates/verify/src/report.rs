@@ -18,7 +18,7 @@ use clconv::table::{self, Key};
 use clconv::target::Target;
 use clconv::types::{Extensions, Rounding, ScalarType, VectorType, Width};
 use cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature, UserFuncName};
-use cranelift_codegen::isa::TargetIsa;
+use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -200,17 +200,7 @@ pub fn generate() -> String {
             if src == dst {
                 continue;
             }
-            let r = representative(src, dst);
-            let _ = write!(out, "| `{r}` |");
-            for (_, isa) in &isas {
-                match instructions_per_element(&r, &**isa) {
-                    Some((n, recipe)) => {
-                        let _ = write!(out, " {n:.2} {} |", short(&recipe));
-                    }
-                    None => out.push_str(" does not compile |"),
-                }
-            }
-            out.push('\n');
+            request_row(&mut out, &representative(src, dst), &isas);
         }
     }
     let copies = [
@@ -232,16 +222,7 @@ pub fn generate() -> String {
         ),
     ];
     for r in copies {
-        let _ = write!(out, "| `{r}` |");
-        for (_, isa) in &isas {
-            match instructions_per_element(&r, &**isa) {
-                Some((n, recipe)) => {
-                    let _ = write!(out, " {n:.2} {} |", short(&recipe));
-                }
-                None => out.push_str(" does not compile |"),
-            }
-        }
-        out.push('\n');
+        request_row(&mut out, &r, &isas);
     }
 
     out.push_str("\n## Rows fired\n\nFor each target, each table row that lowers some conversion there, and how many keys of the matrix (element pair x `_sat` x effective rounding, and `as_` pairs) it lowers.\n");
@@ -265,6 +246,21 @@ pub fn generate() -> String {
         }
     }
     out
+}
+
+/// One row of the per-element table: `r`, then per target its instructions per element and
+/// recipe.
+fn request_row<T>(out: &mut String, r: &Request, isas: &[(T, OwnedTargetIsa)]) {
+    let _ = write!(out, "| `{r}` |");
+    for (_, isa) in isas {
+        match instructions_per_element(r, &**isa) {
+            Some((n, recipe)) => {
+                let _ = write!(out, " {n:.2} {} |", short(&recipe));
+            }
+            None => out.push_str(" does not compile |"),
+        }
+    }
+    out.push('\n');
 }
 
 fn short(recipe: &str) -> &str {

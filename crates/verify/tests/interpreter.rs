@@ -13,10 +13,13 @@ use clconv::{
 };
 use clconv_verify::check;
 use clconv_verify::interp::{self, Access, InterpError, InterpOutcome};
-use cranelift_codegen::ir::condcodes::IntCC;
+use counted_loop::counted_loop;
 use cranelift_codegen::ir::{types, Endianness, Function, InstBuilder, MemFlagsData, UserFuncName};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use std::time::{Duration, Instant};
+
+#[path = "../../../tests/common/counted_loop.rs"]
+mod counted_loop;
 
 /// Inputs per request: every special value (about 100 for float and double sources, fewer for
 /// the others) plus a spread of the rest; all 256 patterns of an 8-bit source. This file then
@@ -725,29 +728,7 @@ fn hand_kernel(
     );
     let mut ctx = FunctionBuilderContext::new();
     let mut b = FunctionBuilder::new(&mut func, &mut ctx);
-    let (entry, head, body_block, exit) = (
-        b.create_block(),
-        b.create_block(),
-        b.create_block(),
-        b.create_block(),
-    );
-    b.append_block_params_for_function_params(entry);
-    b.append_block_param(head, types::I64);
-    b.switch_to_block(entry);
-    let params = b.block_params(entry).to_vec();
-    let zero = b.ins().iconst(types::I64, 0);
-    b.ins().jump(head, &[zero.into()]);
-    b.switch_to_block(head);
-    let i = b.block_params(head)[0];
-    let more = b.ins().icmp(IntCC::SignedLessThan, i, params[2]);
-    b.ins().brif(more, body_block, &[], exit, &[]);
-    b.switch_to_block(body_block);
-    body(&mut b, params[0], params[1], i);
-    let next = b.ins().iadd_imm_u(i, 1);
-    b.ins().jump(head, &[next.into()]);
-    b.switch_to_block(exit);
-    b.ins().return_(&[]);
-    b.seal_all_blocks();
+    counted_loop(&mut b, |b, params, i| body(b, params[0], params[1], i));
     b.finalize(isa.frontend_config());
     func
 }
