@@ -107,9 +107,11 @@
 //! # }
 //! ```
 
+mod half;
 mod reader;
 
-pub use reader::{Function, Located, Mapped, Module};
+pub use half::{lower_half, HalfAccess, HalfInstruction, HalfOp, OPENCL_STD};
+pub use reader::{Function, Item, Located, LocatedHalf, Mapped, MappedHalf, Module};
 
 use crate::lower::{LowerError, Lowering};
 use crate::request::{Conversion, Reinterpretation, Request, RequestError};
@@ -849,6 +851,59 @@ pub enum SpirvError {
         id: u32,
         /// The request.
         request: Request,
+        /// Why.
+        source: LowerError,
+    },
+    /// A conversion of half in a module that declares no capability making 16-bit floats legal
+    /// ([`Module::half_capability`]) and is read without cl_khr_fp16.
+    #[error("%{id} ({op}) converts `{ty}`, but the module declares no capability that allows it (Float16 or a 16-bit storage capability; Float16Buffer is for vload_half and vstore_half only): switch cl_khr_fp16 on to read it anyway (Extensions::with_fp16(), or --fp16 on the command line)")]
+    HalfWithoutCapability {
+        /// The result id.
+        id: u32,
+        /// The opcode.
+        op: Op,
+        /// The type that is half.
+        ty: VectorType,
+    },
+    /// An `OpenCL.std` instruction number that is not one of the half loads and stores
+    /// ([`HalfOp`]).
+    #[error("%{id}: OpenCL.std instruction {} is not a half load or store: they are vload_half (173), vload_halfn (174), vstore_half (175), vstore_half_r (176), vstore_halfn (177), vstore_halfn_r (178), vloada_halfn (179), vstorea_halfn (180) and vstorea_halfn_r (181)", match reader::opencl_std_name(*number) { Some(n) => format!("{n} ({number})"), None => number.to_string() })]
+    NotAHalfAccess {
+        /// The result id.
+        id: u32,
+        /// The instruction number.
+        number: u32,
+    },
+    /// A half load or store of a form clconv does not lower (a `double` result, a `half`
+    /// operand, a vector on a scalar form, an `n` that disagrees with the result type).
+    #[error("%{id} ({op}): {why}")]
+    HalfAccessUnsupported {
+        /// The result id.
+        id: u32,
+        /// The instruction.
+        op: HalfOp,
+        /// What is not lowered, and what would be.
+        why: String,
+    },
+    /// [`lower_half`] given the wrong number of values.
+    #[error("%{id} ({op}) takes {expected}, but {got} value(s) were given")]
+    HalfOperandCount {
+        /// The result id.
+        id: u32,
+        /// The instruction.
+        op: HalfOp,
+        /// What it takes.
+        expected: &'static str,
+        /// How many values were given.
+        got: usize,
+    },
+    /// The lowering refused the caller's values for a half load or store.
+    #[error("%{id} ({access}): {source}")]
+    LowerHalf {
+        /// The result id.
+        id: u32,
+        /// What the instruction does.
+        access: HalfAccess,
         /// Why.
         source: LowerError,
     },
