@@ -1,29 +1,7 @@
 //! OpenCL.std's half loads and stores: `vstore_half_r`, `vload_halfn`, ... as clconv's
 //! [`Lowering::vstore_halfn`] and [`Lowering::vload_halfn`].
 //!
-//! OpenCL C's `vstore_half_rtz(x, i, p)` is no conversion instruction in SPIR-V: it is
-//! `OpExtInst %void %opencl_std vstore_half_r %x %i %p RTZ`, an extended instruction of the
-//! `OpenCL.std` set whose last operand is the rounding mode (the `FPRoundingMode` enumerant:
-//! 0 RTE, 1 RTZ, 2 RTP, 3 RTN). The nine of them:
-//!
-//! | number | instruction | operands | OpenCL C |
-//! |---|---|---|---|
-//! | 173 | `vload_half` | offset, p | `vload_half(i, p)` |
-//! | 174 | `vload_halfn` | offset, p, n | `vload_halfn(i, p)` |
-//! | 175 | `vstore_half` | data, offset, p | `vstore_half(x, i, p)` |
-//! | 176 | `vstore_half_r` | data, offset, p, mode | `vstore_half_<mode>(x, i, p)` |
-//! | 177 | `vstore_halfn` | data, offset, p | `vstore_halfn(x, i, p)` |
-//! | 178 | `vstore_halfn_r` | data, offset, p, mode | `vstore_halfn_<mode>(x, i, p)` |
-//! | 179 | `vloada_halfn` | offset, p, n | `vloada_halfn(i, p)` |
-//! | 180 | `vstorea_halfn` | data, offset, p | `vstorea_halfn(x, i, p)` |
-//! | 181 | `vstorea_halfn_r` | data, offset, p, mode | `vstorea_halfn_<mode>(x, i, p)` |
-//!
-//! (The numbers are those of the Khronos grammar `extinst.opencl.std.100.grammar.json`, as the
-//! `spirv` crate under rspirv spells them.) A store's data is `float` or `double` with 1, 2, 3,
-//! 4, 8 or 16 components; a load's result is `float` with as many. clconv lowers every such
-//! combination; any other type (a `double` result, a `half` operand) is an error naming the
-//! instruction, never silence. A store without a mode rounds to nearest even: SPIR-V has no
-//! static rounding mode (the same rule as a conversion without `FPRoundingMode`).
+//! The table of the nine instructions and their rules are in the `spirv` module docs.
 
 use super::{SpirvError, SpirvType};
 use crate::lower::{vector_parts, Lowering};
