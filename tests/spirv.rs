@@ -1322,6 +1322,17 @@ fn read_any(bytes: &[u8]) {
                     let t = e.to_string();
                     assert!(!t.is_empty() && !t.contains('\n'), "{t:?}");
                 }
+                match m.items(ext) {
+                    Ok(items) => assert!(items.iter().all(|i| !i.to_string().is_empty())),
+                    Err(e) => {
+                        let t = e.to_string();
+                        assert!(!t.is_empty() && !t.contains('\n'), "{t:?}");
+                    }
+                }
+            }
+            if let Err(e) = m.half_accesses() {
+                let t = e.to_string();
+                assert!(!t.is_empty() && !t.contains('\n'), "{t:?}");
             }
         }
         Err(e) => {
@@ -1345,30 +1356,32 @@ fn boundaries(bytes: &[u8]) -> Vec<usize> {
 
 #[test]
 fn every_truncation_and_word_overwrite_of_a_kernel_module_is_an_error_not_a_panic() {
-    let good = fixture("kernels.spv");
-    let mut executions = 0;
-    for len in 0..good.len() {
-        read_any(&good[..len]);
-        executions += 1;
-    }
-    let mut state = 7;
-    for word in 0..good.len() / 4 {
-        for value in [
-            0,
-            u32::MAX,
-            0x0001_0000,
-            0x0004_0000 | 0x7777,
-            xorshift(&mut state) as u32,
-        ] {
-            let mut bad = good.clone();
-            bad[4 * word..4 * word + 4].copy_from_slice(&value.to_le_bytes());
-            read_any(&bad);
+    for file in ["kernels.spv", "half_loads_stores.spv"] {
+        let good = fixture(file);
+        let mut executions = 0;
+        for len in 0..good.len() {
+            read_any(&good[..len]);
             executions += 1;
         }
+        let mut state = 7;
+        for word in 0..good.len() / 4 {
+            for value in [
+                0,
+                u32::MAX,
+                0x0001_0000,
+                0x0004_0000 | 0x7777,
+                xorshift(&mut state) as u32,
+            ] {
+                let mut bad = good.clone();
+                bad[4 * word..4 * word + 4].copy_from_slice(&value.to_le_bytes());
+                read_any(&bad);
+                executions += 1;
+            }
+        }
+        show(&format!(
+            "\n{file}: {executions} truncated and overwritten copies read, no panic\n"
+        ));
     }
-    show(&format!(
-        "\nkernels.spv: {executions} truncated and overwritten copies read, no panic\n"
-    ));
 }
 
 /// A mutation of a module.
