@@ -40,7 +40,9 @@
 //! | `OpFConvert` | floating | floating | not allowed | `FPRoundingMode` |
 //! | `OpBitcast` | any | any | not allowed | not allowed |
 //!
-//! Floating widths 16, 32 and 64 are `half` (needs [`Extensions::fp16`]), `float` and `double`;
+//! Floating widths 16, 32 and 64 are `half` (needs [`Extensions::fp16`]; a [`Module`] turns it
+//! on when it declares a capability that allows half conversions, [`Module::half_capability`]),
+//! `float` and `double`;
 //! integer widths 8, 16, 32 and 64 are `char`, `short`, `int` and `long` or their unsigned
 //! twins; a vector has 2, 3, 4, 8 or 16 components, as many on both sides (an `OpBitcast` may
 //! change the count when the total bits stay the same, as in `as_uint2(ulong)`).
@@ -73,6 +75,37 @@
 //!    on the bits: `convert_T(T)` and `convert_T_sat(T)` with any rounding, and a conversion
 //!    between the signed and unsigned integer types of one width without `_sat`
 //!    (`convert_uint(int)`): 810 of the 6,270. There is nothing to map.
+//!
+//! # Half loads and stores
+//!
+//! OpenCL C's `vstore_half_rtz(x, i, p)` is no conversion instruction in SPIR-V: it is
+//! `OpExtInst %void %opencl_std vstore_half_r %x %i %p RTZ`, an extended instruction of the
+//! `OpenCL.std` set whose last operand is the rounding mode (the `FPRoundingMode` enumerant:
+//! 0 RTE, 1 RTZ, 2 RTP, 3 RTN). The nine of them:
+//!
+//! | number | instruction | operands | OpenCL C |
+//! |---|---|---|---|
+//! | 173 | `vload_half` | offset, p | `vload_half(i, p)` |
+//! | 174 | `vload_halfn` | offset, p, n | `vload_halfn(i, p)` |
+//! | 175 | `vstore_half` | data, offset, p | `vstore_half(x, i, p)` |
+//! | 176 | `vstore_half_r` | data, offset, p, mode | `vstore_half_<mode>(x, i, p)` |
+//! | 177 | `vstore_halfn` | data, offset, p | `vstore_halfn(x, i, p)` |
+//! | 178 | `vstore_halfn_r` | data, offset, p, mode | `vstore_halfn_<mode>(x, i, p)` |
+//! | 179 | `vloada_halfn` | offset, p, n | `vloada_halfn(i, p)` |
+//! | 180 | `vstorea_halfn` | data, offset, p | `vstorea_halfn(x, i, p)` |
+//! | 181 | `vstorea_halfn_r` | data, offset, p, mode | `vstorea_halfn_<mode>(x, i, p)` |
+//!
+//! (The numbers are those of the Khronos grammar `extinst.opencl.std.100.grammar.json`, as the
+//! `spirv` crate under rspirv spells them.) A store's data is `float` or `double` with 1, 2, 3,
+//! 4, 8 or 16 components; a load's result is `float` with as many. clconv lowers every such
+//! combination; any other type (a `double` result, a `half` operand) is an error naming the
+//! instruction, never silence. A store without a mode rounds to nearest even: SPIR-V has no
+//! static rounding mode (the same rule as a conversion without `FPRoundingMode`). The pointer's
+//! pointee type is not checked: the instruction itself says the memory holds halves.
+//!
+//! A [`HalfInstruction`] is one such instruction, [`HalfInstruction::access`] says what it does
+//! (`vstore_half_rtz(float)`, a [`HalfAccess`]) and [`lower_half`] lowers it with clconv's
+//! [`Lowering::vstore_halfn`] and [`Lowering::vload_halfn`].
 //!
 //! # Reading a module
 //!
@@ -107,9 +140,11 @@
 //! # }
 //! ```
 
+mod half;
 mod reader;
 
-pub use reader::{Function, Located, Mapped, Module};
+pub use half::{lower_half, HalfAccess, HalfInstruction, HalfOp, OPENCL_STD};
+pub use reader::{Function, Item, Located, LocatedHalf, Mapped, MappedHalf, Module};
 
 use crate::lower::{LowerError, Lowering};
 use crate::request::{Conversion, Reinterpretation, Request, RequestError};
@@ -849,6 +884,59 @@ pub enum SpirvError {
         id: u32,
         /// The request.
         request: Request,
+        /// Why.
+        source: LowerError,
+    },
+    /// A conversion of half in a module that declares no capability making 16-bit floats legal
+    /// ([`Module::half_capability`]) and is read without cl_khr_fp16.
+    #[error("%{id} ({op}) converts `{ty}`, but the module declares no capability that allows it (Float16 or a 16-bit storage capability; Float16Buffer is for vload_half and vstore_half only): switch cl_khr_fp16 on to read it anyway (Extensions::with_fp16(), or --fp16 on the command line)")]
+    HalfWithoutCapability {
+        /// The result id.
+        id: u32,
+        /// The opcode.
+        op: Op,
+        /// The type that is half.
+        ty: VectorType,
+    },
+    /// An `OpenCL.std` instruction number that is not one of the half loads and stores
+    /// ([`HalfOp`]).
+    #[error("%{id}: OpenCL.std instruction {} is not a half load or store: they are vload_half (173), vload_halfn (174), vstore_half (175), vstore_half_r (176), vstore_halfn (177), vstore_halfn_r (178), vloada_halfn (179), vstorea_halfn (180) and vstorea_halfn_r (181)", match reader::opencl_std_name(*number) { Some(n) => format!("{n} ({number})"), None => number.to_string() })]
+    NotAHalfAccess {
+        /// The result id.
+        id: u32,
+        /// The instruction number.
+        number: u32,
+    },
+    /// A half load or store of a form clconv does not lower (a `double` result, a `half`
+    /// operand, a vector on a scalar form, an `n` that disagrees with the result type).
+    #[error("%{id} ({op}): {why}")]
+    HalfAccessUnsupported {
+        /// The result id.
+        id: u32,
+        /// The instruction.
+        op: HalfOp,
+        /// What is not lowered, and what would be.
+        why: String,
+    },
+    /// [`lower_half`] given the wrong number of values.
+    #[error("%{id} ({op}) takes {expected}, but {got} value(s) were given")]
+    HalfOperandCount {
+        /// The result id.
+        id: u32,
+        /// The instruction.
+        op: HalfOp,
+        /// What it takes.
+        expected: &'static str,
+        /// How many values were given.
+        got: usize,
+    },
+    /// The lowering refused the caller's values for a half load or store.
+    #[error("%{id} ({access}): {source}")]
+    LowerHalf {
+        /// The result id.
+        id: u32,
+        /// What the instruction does.
+        access: HalfAccess,
         /// Why.
         source: LowerError,
     },

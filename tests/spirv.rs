@@ -791,6 +791,9 @@ const LABEL: u32 = 248;
 const RETURN: u32 = 253;
 const FADD: u32 = 129;
 const SATURATED: u32 = 28;
+const FLOAT16: u32 = 9;
+const FLOAT16_BUFFER: u32 = 8;
+const STORAGE_BUFFER_16BIT_ACCESS: u32 = 4433;
 const FP_ROUNDING_MODE: u32 = 39;
 
 /// Ids of the module `conversion_module` builds.
@@ -820,7 +823,9 @@ fn conversion_module(
     decorations: &[&[u32]],
 ) -> Asm {
     let mut a = Asm::new();
-    for cap in [4, 5, 6, 9, 10, 11, 22, 39] {
+    // Addresses, Linkage, Kernel, Float16Buffer (not Float16: half conversions need
+    // --fp16, as in llvm-spirv 14's modules), Float64, Int64, Int16, Int8.
+    for cap in [4, 5, 6, FLOAT16_BUFFER, 10, 11, 22, 39] {
         a.op(CAPABILITY, &[cap]);
     }
     a.op(MEMORY_MODEL, &[2, 2]);
@@ -866,6 +871,111 @@ fn read_err(bytes: &[u8]) -> SpirvError {
     let text = e.to_string();
     assert!(!text.is_empty() && !text.contains('\n'), "{text:?}");
     e
+}
+
+/// `a` with its `OpCapability from` replaced by `OpCapability to`.
+fn with_capability(a: &Asm, from: u32, to: u32) -> Vec<u8> {
+    let mut words = a.words.clone();
+    let at = words
+        .windows(2)
+        .position(|w| w == [(2 << 16) | CAPABILITY, from])
+        .expect("the capability");
+    words[at + 1] = to;
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+#[test]
+fn capabilities_decide_half() {
+    // OpFConvert %half %float, in modules that differ only in one capability.
+    let a = conversion_module(&[(Op::FConvert as u32, T_FLOAT16, C)], T_FLOAT32, &[]);
+    for (capability, name) in [
+        (Some(FLOAT16), Some("Float16")),
+        (
+            Some(STORAGE_BUFFER_16BIT_ACCESS),
+            Some("StorageBuffer16BitAccess"),
+        ),
+        (Some(4434), Some("UniformAndStorageBuffer16BitAccess")),
+        (Some(4435), Some("StoragePushConstant16")),
+        (Some(4436), Some("StorageInputOutput16")),
+        (None, None), // Float16Buffer stays: half only in memory.
+    ] {
+        let bytes = match capability {
+            Some(c) => with_capability(&a, FLOAT16_BUFFER, c),
+            None => a.bytes(),
+        };
+        let module = Module::parse(&bytes).unwrap();
+        assert_eq!(module.half_capability(), name, "{capability:?}");
+        assert_eq!(
+            module.extensions(Extensions::default()).fp16,
+            name.is_some()
+        );
+        let read = module.conversions(Extensions::default());
+        match name {
+            Some(_) => assert_eq!(
+                read.unwrap()[0].request.to_string(),
+                "convert_half(float)",
+                "{capability:?}"
+            ),
+            None => assert!(matches!(
+                read.unwrap_err(),
+                SpirvError::HalfWithoutCapability { id: C, .. }
+            )),
+        }
+        // Extensions::with_fp16() overrides whatever the module declares.
+        let forced = module.conversions(Extensions::with_fp16()).unwrap();
+        assert_eq!(forced[0].request.to_string(), "convert_half(float)");
+    }
+}
+
+/// What glslangValidator -V makes of scripts/spirv-fixtures/glsl_float16.comp and
+/// glsl_storage16.comp (read from their GLSL source by hand).
+#[test]
+fn glslang_modules_declaring_16_bit_floats_read_half_without_fp16() {
+    for (file, capability, expected) in [
+        (
+            "glsl_float16.spv",
+            "Float16",
+            &[
+                "convert_half4(float4)", // f16vec4(vec4)
+                "convert_float4(half4)", // vec4(f16vec4)
+                "convert_short2(half2)", // i16vec2(f16vec2)
+            ][..],
+        ),
+        (
+            "glsl_storage16.spv",
+            "StorageBuffer16BitAccess",
+            &["convert_float4(half4)", "convert_half4(float4)"][..],
+        ),
+    ] {
+        let module = Module::parse(&fixture(file)).unwrap();
+        assert_eq!(module.half_capability(), Some(capability), "{file}");
+        let found = module.conversions(Extensions::default()).unwrap();
+        let requests: Vec<String> = found.iter().map(|m| m.request.to_string()).collect();
+        assert_eq!(requests, expected, "{file}");
+        assert!(found.iter().all(|m| m.function.to_string() == "main"));
+        assert_eq!(module.conversions(Extensions::with_fp16()).unwrap(), found);
+    }
+    // llvm-spirv 14 declares only Float16Buffer, also for a kernel with cl_khr_fp16: its half
+    // conversion is today's clear error without fp16.
+    let kernels = Module::parse(&fixture("kernels.spv")).unwrap();
+    assert_eq!(kernels.half_capability(), None);
+    let e = kernels.conversions(Extensions::default()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SpirvError::HalfWithoutCapability {
+                id: 125,
+                op: Op::FConvert,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let text = e.to_string();
+    assert!(
+        text.starts_with("%125 (OpFConvert) converts `half4`") && text.contains("--fp16"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -995,9 +1105,14 @@ fn bad_modules_are_typed_errors_naming_the_instruction() {
         matches!(e, SpirvError::ConflictingDecorations { id: C, .. }),
         "{e}"
     );
-    // Half without cl_khr_fp16: an error of the mapping, with --fp16 it reads.
+    // Half in a module that declares only Float16Buffer, without cl_khr_fp16: an error of the
+    // mapping, with --fp16 it reads.
     let a = conversion_module(&[(Op::FConvert as u32, T_FLOAT16, C)], T_FLOAT32, &[]);
     let e = read(&a.bytes(), Extensions::default()).unwrap_err();
+    assert!(
+        matches!(e, SpirvError::HalfWithoutCapability { id: C, .. }),
+        "{e:?}"
+    );
     assert!(
         e.to_string().starts_with("%22 (OpFConvert)") && e.to_string().contains("--fp16"),
         "{e}"
@@ -1207,6 +1322,17 @@ fn read_any(bytes: &[u8]) {
                     let t = e.to_string();
                     assert!(!t.is_empty() && !t.contains('\n'), "{t:?}");
                 }
+                match m.items(ext) {
+                    Ok(items) => assert!(items.iter().all(|i| !i.to_string().is_empty())),
+                    Err(e) => {
+                        let t = e.to_string();
+                        assert!(!t.is_empty() && !t.contains('\n'), "{t:?}");
+                    }
+                }
+            }
+            if let Err(e) = m.half_accesses() {
+                let t = e.to_string();
+                assert!(!t.is_empty() && !t.contains('\n'), "{t:?}");
             }
         }
         Err(e) => {
@@ -1230,30 +1356,32 @@ fn boundaries(bytes: &[u8]) -> Vec<usize> {
 
 #[test]
 fn every_truncation_and_word_overwrite_of_a_kernel_module_is_an_error_not_a_panic() {
-    let good = fixture("kernels.spv");
-    let mut executions = 0;
-    for len in 0..good.len() {
-        read_any(&good[..len]);
-        executions += 1;
-    }
-    let mut state = 7;
-    for word in 0..good.len() / 4 {
-        for value in [
-            0,
-            u32::MAX,
-            0x0001_0000,
-            0x0004_0000 | 0x7777,
-            xorshift(&mut state) as u32,
-        ] {
-            let mut bad = good.clone();
-            bad[4 * word..4 * word + 4].copy_from_slice(&value.to_le_bytes());
-            read_any(&bad);
+    for file in ["kernels.spv", "half_loads_stores.spv"] {
+        let good = fixture(file);
+        let mut executions = 0;
+        for len in 0..good.len() {
+            read_any(&good[..len]);
             executions += 1;
         }
+        let mut state = 7;
+        for word in 0..good.len() / 4 {
+            for value in [
+                0,
+                u32::MAX,
+                0x0001_0000,
+                0x0004_0000 | 0x7777,
+                xorshift(&mut state) as u32,
+            ] {
+                let mut bad = good.clone();
+                bad[4 * word..4 * word + 4].copy_from_slice(&value.to_le_bytes());
+                read_any(&bad);
+                executions += 1;
+            }
+        }
+        show(&format!(
+            "\n{file}: {executions} truncated and overwritten copies read, no panic\n"
+        ));
     }
-    show(&format!(
-        "\nkernels.spv: {executions} truncated and overwritten copies read, no panic\n"
-    ));
 }
 
 /// A mutation of a module.
@@ -1394,4 +1522,434 @@ fn the_fuzz_corpus_replays_clean() {
         n += 1;
     }
     assert!(n >= 5, "{n} seeds in {dir}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenCL.std half loads and stores (tests/spirv/half_loads_stores.spv, from clang-14 and
+// llvm-spirv-14; scripts/spirv-fixtures/half_loads_stores.cl).
+
+/// One kernel of half_loads_stores.cl as its source reads: the function, what `clconv spirv`
+/// names it, a store (else a load), the float side's type, the conversion each component goes
+/// through by the OpenCL C specification (a store without a mode: nearest even, SPIR-V's
+/// default; a load: exact) and the stride in halves between consecutive offsets.
+struct HalfKernel {
+    function: &'static str,
+    name: &'static str,
+    store: bool,
+    ty: (ScalarType, usize),
+    mode: Rounding,
+    stride: usize,
+}
+
+const fn hk(
+    function: &'static str,
+    name: &'static str,
+    store: bool,
+    ty: (ScalarType, usize),
+    mode: Rounding,
+    stride: usize,
+) -> HalfKernel {
+    HalfKernel {
+        function,
+        name,
+        store,
+        ty,
+        mode,
+        stride,
+    }
+}
+
+const HALF_KERNELS: [HalfKernel; 14] = {
+    use Rounding::{Rte, Rtn, Rtp, Rtz};
+    use ScalarType::{Double, Float};
+    [
+        hk(
+            "store_rtz",
+            "vstore_half_rtz(float)",
+            true,
+            (Float, 1),
+            Rtz,
+            1,
+        ),
+        hk(
+            "store_rtp",
+            "vstore_half_rtp(float)",
+            true,
+            (Float, 1),
+            Rtp,
+            1,
+        ),
+        hk(
+            "store_rtn",
+            "vstore_half_rtn(float)",
+            true,
+            (Float, 1),
+            Rtn,
+            1,
+        ),
+        hk("load", "vload_half", false, (Float, 1), Rte, 1),
+        hk("store", "vstore_half(float)", true, (Float, 1), Rte, 1),
+        hk(
+            "store_double_rtz",
+            "vstore_half_rtz(double)",
+            true,
+            (Double, 1),
+            Rtz,
+            1,
+        ),
+        hk("store2", "vstore_half2(float2)", true, (Float, 2), Rte, 2),
+        hk(
+            "store4_rte",
+            "vstore_half4_rte(float4)",
+            true,
+            (Float, 4),
+            Rte,
+            4,
+        ),
+        hk(
+            "store2_double_rtp",
+            "vstore_half2_rtp(double2)",
+            true,
+            (Double, 2),
+            Rtp,
+            2,
+        ),
+        hk(
+            "storea3_rtn",
+            "vstorea_half3_rtn(float3)",
+            true,
+            (Float, 3),
+            Rtn,
+            4,
+        ),
+        hk("storea8", "vstorea_half8(float8)", true, (Float, 8), Rte, 8),
+        hk("load4", "vload_half4", false, (Float, 4), Rte, 4),
+        hk("loada3", "vloada_half3", false, (Float, 3), Rte, 4),
+        hk("load16", "vload_half16", false, (Float, 16), Rte, 16),
+    ]
+};
+
+#[test]
+fn half_op_numbers_are_the_khronos_grammar_s() {
+    // OpenCL.ExtendedInstructionSet.100: vload_half 173 ... vstorea_halfn_r 181.
+    let table = rspirv::grammar::ext_inst_table("OpenCL.std").unwrap();
+    let named: Vec<(u32, &str)> = spirv::HalfOp::ALL
+        .iter()
+        .map(|op| (*op as u32, op.name()))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            (173, "vload_half"),
+            (174, "vload_halfn"),
+            (175, "vstore_half"),
+            (176, "vstore_half_r"),
+            (177, "vstore_halfn"),
+            (178, "vstore_halfn_r"),
+            (179, "vloada_halfn"),
+            (180, "vstorea_halfn"),
+            (181, "vstorea_halfn_r"),
+        ]
+    );
+    for (number, name) in named {
+        assert_eq!(table.lookup_opcode(number).unwrap().opname, name);
+    }
+}
+
+#[test]
+fn llvm_spirv_half_loads_and_stores_are_listed_with_modes_and_widths() {
+    let module = Module::parse(&fixture("half_loads_stores.spv")).unwrap();
+    // The kernels call no conversion builtin: every item is a half access, in source order.
+    let items = module.items(Extensions::default()).unwrap();
+    let listed: Vec<(String, String)> = items
+        .iter()
+        .map(|i| (i.function().to_string(), i.to_string()))
+        .collect();
+    let expected: Vec<(String, String)> = HALF_KERNELS
+        .iter()
+        .map(|k| (k.function.to_string(), k.name.to_string()))
+        .collect();
+    assert_eq!(listed, expected);
+    // Every one of the nine instructions occurs.
+    let numbers: HashSet<u32> = module
+        .half_instructions()
+        .iter()
+        .map(|l| l.instruction.number)
+        .collect();
+    assert_eq!(numbers, (173..=181).collect());
+    // Float16Buffer only: no half conversions are allowed, none are needed.
+    assert_eq!(module.half_capability(), None);
+    // kernels.spv's vstore_half_rtz sits after pcm_to_half's convert_float(short).
+    let kernels = Module::parse(&fixture("kernels.spv")).unwrap();
+    let pcm: Vec<String> = kernels
+        .items(Extensions::with_fp16())
+        .unwrap()
+        .iter()
+        .filter(|i| i.function().to_string() == "pcm_to_half")
+        .map(|i| i.to_string())
+        .collect();
+    assert_eq!(pcm, ["convert_float(short)", "vstore_half_rtz(float)"]);
+}
+
+type HalfFn = extern "C" fn(*const u8, *mut u8, i64);
+
+/// Compiles `fn(src, dst, offset)`: a store loads its value from `src` (in `form`) and stores it
+/// to `dst` at `offset` with one `spirv::lower_half` call; a load loads from `src` at `offset`
+/// and writes the floats' vector parts to `dst`.
+fn compile_half(
+    module: &mut JITModule,
+    n: usize,
+    lowering: &Lowering,
+    inst: &spirv::HalfInstruction,
+    ty: VectorType,
+    form: Form,
+) -> HalfFn {
+    use clconv::cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData};
+    use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+    use cranelift_module::{Linkage, Module as _};
+    let store = spirv::HalfOp::from_number(inst.number).unwrap().is_store();
+    let mut sig = module.make_signature();
+    for _ in 0..3 {
+        sig.params.push(AbiParam::new(types::I64));
+    }
+    let id = module
+        .declare_function(&format!("h{n}"), Linkage::Local, &sig)
+        .unwrap();
+    let mut ctx = module.make_context();
+    ctx.func.signature = sig;
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let p = b.block_params(entry).to_vec();
+    let (src, dst, offset) = (p[0], p[1], p[2]);
+    let flags = MemFlagsData::trusted();
+    if store {
+        let mut args: Vec<_> = match form {
+            Form::Components => {
+                let t = clconv::lower::element_type(ty.elem);
+                (0..ty.lanes())
+                    .map(|i| b.ins().load(t, flags, src, (i * ty.elem.bytes()) as i32))
+                    .collect()
+            }
+            Form::Parts => {
+                let (t, count) = vector_parts(ty);
+                (0..count)
+                    .map(|i| b.ins().load(t, flags, src, (16 * i) as i32))
+                    .collect()
+            }
+        };
+        args.extend([offset, dst]);
+        let out = spirv::lower_half(lowering, &mut b, inst, &args).unwrap();
+        assert!(out.is_empty());
+    } else {
+        let out = spirv::lower_half(lowering, &mut b, inst, &[offset, src]).unwrap();
+        assert_eq!(out.len(), vector_parts(ty).1); // one F32 for a scalar
+        for (i, &v) in out.iter().enumerate() {
+            b.ins().store(flags, v, dst, (16 * i) as i32);
+        }
+    }
+    b.ins().return_(&[]);
+    b.seal_all_blocks();
+    b.finalize(module.isa().frontend_config());
+    module.define_function(id, &mut ctx).unwrap();
+    module.finalize_definitions().unwrap();
+    let code = module.get_finalized_function(id);
+    // SAFETY: `code` is the function just defined: (I64, I64, I64) -> () in the module's
+    // default calling convention, which is `extern "C"`'s on the host.
+    unsafe { std::mem::transmute::<*const u8, HalfFn>(code) }
+}
+
+/// Every half load and store of the llvm-spirv module, lowered with `spirv::lower_half` into
+/// functions of our own, JIT-compiled and run at several offsets; the halves stored (or the
+/// floats loaded) are the reference's `convert_half<n>_<mode>(float<n>|double<n>)` (or
+/// `convert_float<n>(half<n>)`) of the same bits, with the mode and stride the OpenCL C source
+/// names (HALF_KERNELS), and no other byte of the destination changes.
+#[test]
+fn llvm_spirv_half_loads_and_stores_lower_and_run_against_the_reference() {
+    let module = Module::parse(&fixture("half_loads_stores.spv")).unwrap();
+    let found = module.half_accesses().unwrap();
+    assert_eq!(found.len(), HALF_KERNELS.len());
+    let fp16 = Extensions::with_fp16();
+    let lowerings = [
+        ("static mode rte", Lowering::new()),
+        // A store without a mode rounds to nearest even in SPIR-V, whatever the static mode.
+        ("static mode rtp", Lowering::with_static_mode(Rounding::Rtp)),
+    ];
+    const GUARD: u8 = 0xa5;
+    let mut jit = jit_module();
+    let (mut n, mut runs) = (0, 0);
+    for (m, k) in found.iter().zip(&HALF_KERNELS) {
+        assert_eq!(m.function.to_string(), k.function);
+        let width = clconv::Width::from_lanes(k.ty.1).unwrap();
+        let float_side = VectorType::new(k.ty.0, width);
+        let half_side = VectorType::new(ScalarType::Half, width);
+        // The reference's conversion, built from the source's reading, not from the mapping.
+        let (from, to, mode) = if k.store {
+            (float_side, half_side, Some(k.mode))
+        } else {
+            (half_side, float_side, None)
+        };
+        let reference = Request::Convert(Conversion::new(from, to, false, mode, fp16).unwrap());
+        let forms: &[Form] = if k.store {
+            &[Form::Components, Form::Parts]
+        } else {
+            &[Form::Parts]
+        };
+        for (what, lowering) in &lowerings {
+            for &form in forms {
+                n += 1;
+                let f = compile_half(&mut jit, n, lowering, &m.instruction, float_side, form);
+                let elems = element_inputs(from.elem, 32 * from.lanes(), n as u64);
+                for (c, chunk) in elems.chunks(from.lanes()).enumerate() {
+                    let offset = [0usize, 1, 3][c % 3];
+                    let w = from.elem.bytes();
+                    let value: Vec<u8> = chunk
+                        .iter()
+                        .flat_map(|x| x.to_le_bytes()[..w].to_vec())
+                        .collect();
+                    let mut want = vec![0u8; to.lanes() * to.elem.bytes()];
+                    reference::evaluate(&reference, Layout::Packed, &value, &mut want).unwrap();
+                    let at = 2 * k.stride * offset;
+                    if k.store {
+                        let mut src = vec![0u8; vector_parts(from).1 * 16];
+                        src[..value.len()].copy_from_slice(&value);
+                        let mut dst = vec![GUARD; at + 2 * k.stride + 64];
+                        f(src.as_ptr(), dst.as_mut_ptr(), offset as i64);
+                        let mut expected = vec![GUARD; dst.len()];
+                        expected[at..at + want.len()].copy_from_slice(&want);
+                        assert_eq!(
+                            dst, expected,
+                            "{} %{} {} ({what}, {form:?}) at offset {offset} on {value:02x?}",
+                            m.function, m.instruction.id, m.access
+                        );
+                    } else {
+                        let mut src = vec![GUARD; at + 2 * k.stride + 64];
+                        src[at..at + value.len()].copy_from_slice(&value);
+                        let mut dst = vec![0u8; vector_parts(to).1 * 16];
+                        f(src.as_ptr(), dst.as_mut_ptr(), offset as i64);
+                        assert_eq!(
+                            dst[..want.len()],
+                            want[..],
+                            "{} %{} {} ({what}) at offset {offset} on {value:02x?}",
+                            m.function,
+                            m.instruction.id,
+                            m.access
+                        );
+                    }
+                    runs += 1;
+                }
+            }
+        }
+    }
+    show(&format!(
+        "\nhalf_loads_stores.spv: {} half loads and stores lowered with spirv::lower_half ({n} \
+         functions), {runs} runs at offsets 0, 1, 3, bit-exact against the reference\n",
+        found.len()
+    ));
+    // SAFETY: no function of the module is called after this.
+    unsafe { jit.free_memory() };
+}
+
+#[test]
+fn half_accesses_clconv_does_not_lower_are_typed_errors_naming_them() {
+    use spirv::{HalfInstruction, HalfOp};
+    let base = HalfInstruction {
+        id: 46,
+        number: HalfOp::VloadHalf as u32,
+        value_type: SpirvType::float(32),
+        n: None,
+        rounding: None,
+    };
+    let cases: Vec<(HalfInstruction, &str)> = vec![
+        (
+            HalfInstruction {
+                value_type: SpirvType::float(64),
+                ..base
+            },
+            "%46 (vload_half): the result type is double; clconv lowers half loads to float",
+        ),
+        (
+            HalfInstruction {
+                number: HalfOp::VstoreHalf as u32,
+                value_type: SpirvType::float(16),
+                ..base
+            },
+            "%46 (vstore_half): the data operand's type is half; a half store converts float or double",
+        ),
+        (
+            HalfInstruction {
+                number: HalfOp::VstoreHalfR as u32,
+                value_type: SpirvType::float(32).vector(4),
+                rounding: Some(Rounding::Rtz),
+                ..base
+            },
+            "%46 (vstore_half_r): the data operand's type v4float is a vector; vstore_half takes a scalar",
+        ),
+        (
+            HalfInstruction {
+                number: HalfOp::VloadHalfn as u32,
+                value_type: SpirvType::float(32).vector(4),
+                n: Some(2),
+                ..base
+            },
+            "%46 (vload_halfn): the n operand is 2 but the result type v4float has 4",
+        ),
+        (
+            HalfInstruction {
+                number: HalfOp::VstoreHalfR as u32,
+                ..base
+            },
+            "%46 (vstore_half_r): vstore_half_r without its rounding-mode operand",
+        ),
+        (
+            HalfInstruction {
+                value_type: SpirvType::float(32).vector(5),
+                number: HalfOp::VloadHalfn as u32,
+                n: Some(5),
+                ..base
+            },
+            "%46 (vload_halfn): the result type v5float has 5 components",
+        ),
+        (
+            HalfInstruction { number: 172, ..base },
+            "%46: OpenCL.std instruction vstoren (172) is not a half load or store",
+        ),
+    ];
+    for (inst, expected) in cases {
+        let e = inst.access().unwrap_err();
+        let text = e.to_string();
+        assert!(text.starts_with(expected), "{text}\nexpected: {expected}");
+        assert!(!text.contains('\n'));
+    }
+    // A module with one: the first such instruction is the error of half_accesses and items.
+    let mut words = fixture("half_loads_stores.spv")
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect::<Vec<u32>>();
+    // %20 = OpExtInst %void %1 vstore_half_r %19 %17 %14 RTZ: mode 1 -> 9.
+    let at = words
+        .windows(5)
+        .position(|w| w[0] & 0xffff == 12 && w[1] != 0 && w[2] == 20 && w[4] == 176)
+        .expect("vstore_half_r %20");
+    assert_eq!(words[at + 8], 1, "RTZ");
+    words[at + 8] = 9;
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let e = Module::parse(&bytes).unwrap_err();
+    assert!(
+        matches!(e, SpirvError::Malformed { .. }) && e.to_string().contains("rounding mode is 9"),
+        "{e}"
+    );
+    // Lowering with the wrong values: a typed error, not a panic.
+    let mut func = clconv::cranelift_codegen::ir::Function::new();
+    let mut ctx = clconv::cranelift_frontend::FunctionBuilderContext::new();
+    let mut b = clconv::cranelift_frontend::FunctionBuilder::new(&mut func, &mut ctx);
+    let block = b.create_block();
+    b.switch_to_block(block);
+    let e = spirv::lower_half(&Lowering::new(), &mut b, &base, &[]).unwrap_err();
+    assert!(
+        matches!(e, SpirvError::HalfOperandCount { got: 0, .. }),
+        "{e}"
+    );
 }

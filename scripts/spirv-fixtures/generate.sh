@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Regenerates the SPIR-V fixtures in tests/spirv/ with the real toolchain: clang (OpenCL C to
-# LLVM IR for spir64) and llvm-spirv (LLVM IR to SPIR-V). The modules are committed, so the
-# tests need neither tool; run this only to refresh them.
+# Regenerates the SPIR-V fixtures in tests/spirv/ with the real toolchains: clang (OpenCL C to
+# LLVM IR for spir64) and llvm-spirv (LLVM IR to SPIR-V), and glslang (GLSL compute shaders to
+# Vulkan SPIR-V). The modules are committed, so the tests need none of these tools; run this
+# only to refresh them.
 #
-#   apt-get install -y clang llvm-spirv-14 spirv-tools   # Debian 12: clang 14, llvm-spirv 14
+#   apt-get install -y clang-14 llvm-spirv-14 spirv-tools glslang-tools   # Debian 12
 #   scripts/spirv-fixtures/generate.sh
 #
 # What it writes:
@@ -14,6 +15,11 @@
 # - tests/spirv/manifest.tsv: module, function name, the request its OpenCL C source named.
 # - tests/spirv/kernels.spv: the realistic kernels of kernels.cl, compiled at -O2 as a user
 #   would ship them.
+# - tests/spirv/half_loads_stores.spv: half_loads_stores.cl at -O2, every OpenCL.std
+#   vstore_half*, vstorea_half*, vload_half* and vloada_half* extended instruction.
+# - tests/spirv/glsl_float16.spv, glsl_storage16.spv: the compute shaders glsl_float16.comp
+#   (the Float16 capability) and glsl_storage16.comp (StorageBuffer16BitAccess only), by
+#   glslangValidator -V.
 # - tests/spirv/TOOLS.txt: the tool versions that made them.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -33,6 +39,7 @@ find_tool() {
 }
 CLANG="${CLANG:-$(find_tool clang-14 clang)}"
 LLVM_SPIRV="${LLVM_SPIRV:-$(find_tool llvm-spirv-14 llvm-spirv /usr/lib/llvm-14/bin/llvm-spirv)}"
+GLSLANG="${GLSLANG:-$(find_tool glslangValidator)}"
 SPIRV_VAL="$(command -v spirv-val || true)"
 
 compile() { # source.cl opt-level out.spv
@@ -51,14 +58,22 @@ for source in "$work"/src/*.cl; do
     compile "$source" O0 "$out/$name.spv"
 done
 compile "$here/kernels.cl" O2 "$out/kernels.spv"
+compile "$here/half_loads_stores.cl" O2 "$out/half_loads_stores.spv"
+for shader in glsl_float16 glsl_storage16; do
+    "$GLSLANG" -V "$here/$shader.comp" -o "$out/$shader.spv"
+    if [ -n "$SPIRV_VAL" ]; then
+        "$SPIRV_VAL" --target-env vulkan1.1 "$out/$shader.spv"
+    fi
+done
 
 {
     echo "# The tools that generated the modules in this directory (scripts/spirv-fixtures/generate.sh)."
     "$CLANG" --version | head -n 1
     echo "llvm-spirv: $("$LLVM_SPIRV" --version | grep -i 'version' | head -n 1 | sed 's/^ *//')"
     if command -v dpkg-query >/dev/null 2>&1; then
-        dpkg-query -W -f '${Package} ${Version}\n' clang-14 llvm-spirv-14 spirv-tools 2>/dev/null || true
+        dpkg-query -W -f '${Package} ${Version}\n' clang-14 llvm-spirv-14 spirv-tools glslang-tools 2>/dev/null || true
     fi
     if [ -n "$SPIRV_VAL" ]; then "$SPIRV_VAL" --version | head -n 1; fi
+    echo "glslang: $("$GLSLANG" --version | head -n 1)"
 } >"$out/TOOLS.txt"
 ls -l "$out"

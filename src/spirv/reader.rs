@@ -1,8 +1,9 @@
 //! Reading a binary module: the word-level checks, rspirv's parse, and resolving each conversion
 //! instruction's types and decorations.
 
+use super::half::{HalfAccess, HalfInstruction, HalfOp, OPENCL_STD};
 use super::{Instruction, Location, Op, Role, Scalar, SpirvError, SpirvType};
-use crate::request::Request;
+use crate::request::{Request, RequestError};
 use crate::types::{Extensions, Rounding};
 use rspirv::binary::{self, Consumer, ParseAction, ParseState};
 use rspirv::dr;
@@ -20,6 +21,51 @@ const HEADER_WORDS: usize = 5;
 pub(crate) fn opcode_name(opcode: u32) -> Option<&'static str> {
     INSTRUCTION_TABLE.lookup_opcode(opcode).map(|g| g.opname)
 }
+
+/// The `OpenCL.std` name of extended instruction `number` (`"vstore_half_r"`), if it has one.
+pub(crate) fn opencl_std_name(number: u32) -> Option<&'static str> {
+    rspirv::grammar::ext_inst_table(OPENCL_STD)
+        .and_then(|t| t.lookup_opcode(number))
+        .map(|g| g.opname)
+}
+
+/// The capabilities that make a conversion of 16-bit floats legal, so that a module declaring
+/// one is read with half on:
+/// - `Float16`: 16-bit floats in every instruction (glslang's
+///   `GL_EXT_shader_explicit_arithmetic_types_float16`, llvm-spirv's `cl_khr_fp16`);
+/// - SPV_KHR_16bit_storage's `StorageBuffer16BitAccess`, `UniformAndStorageBuffer16BitAccess`
+///   (formerly `StorageUniform16`), `StoragePushConstant16` and `StorageInputOutput16`: 16-bit
+///   values in memory, loaded, stored and converted to and from 32-bit types (glslang's
+///   `GL_EXT_shader_16bit_storage` writes `OpFConvert %v4float %v4half` with only these, and
+///   spirv-val accepts it).
+///
+/// Not `Float16Buffer`: OpenCL's core capability for half *memory*. The SPIR-V specification
+/// allows it a 16-bit float only as the pointee of a pointer, which only instructions such as
+/// OpenCL.std's `vload_half` and `vstore_half` dereference (clconv reads those whatever the
+/// module declares, [`Module::half_accesses`]); "all other uses of 16-bit OpTypeFloat are
+/// disallowed". It is what a kernel that calls `vstore_half` without `cl_khr_fp16` declares,
+/// so it says nothing about half values. llvm-spirv 14 also declares only `Float16Buffer` for
+/// kernels that do convert half under `cl_khr_fp16` (spirv-val 2023.1 does not object); such a
+/// module needs `Extensions::with_fp16()` (`--fp16`), as before.
+const HALF_CAPABILITIES: [(spirv::Capability, &str); 5] = [
+    (spirv::Capability::Float16, "Float16"),
+    (
+        spirv::Capability::StorageBuffer16BitAccess,
+        "StorageBuffer16BitAccess",
+    ),
+    (
+        spirv::Capability::UniformAndStorageBuffer16BitAccess,
+        "UniformAndStorageBuffer16BitAccess",
+    ),
+    (
+        spirv::Capability::StoragePushConstant16,
+        "StoragePushConstant16",
+    ),
+    (
+        spirv::Capability::StorageInputOutput16,
+        "StorageInputOutput16",
+    ),
+];
 
 /// The function a conversion instruction sits in.
 ///
@@ -93,6 +139,81 @@ pub struct Mapped {
     pub request: Request,
 }
 
+/// An `OpenCL.std` half load or store found in a module, with the function it is in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocatedHalf {
+    /// The enclosing function.
+    pub function: Function,
+    /// The instruction.
+    pub instruction: HalfInstruction,
+}
+
+/// An `OpenCL.std` half load or store found in a module and what it does.
+///
+/// ```
+/// use clconv::spirv::Module;
+/// # let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/spirv/kernels.spv")).unwrap();
+/// let found = Module::parse(&bytes).unwrap().half_accesses().unwrap();
+/// assert_eq!(found[0].function.to_string(), "pcm_to_half");
+/// assert_eq!(found[0].access.to_string(), "vstore_half_rtz(float)");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MappedHalf {
+    /// The enclosing function.
+    pub function: Function,
+    /// The instruction.
+    pub instruction: HalfInstruction,
+    /// What it does.
+    pub access: HalfAccess,
+}
+
+/// One instruction clconv lowers, as [`Module::items`] lists them in module order: a
+/// conversion or a half load or store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Item {
+    /// A conversion instruction and its request.
+    Conversion(Mapped),
+    /// An `OpenCL.std` half load or store and what it does.
+    Half(MappedHalf),
+}
+
+impl Item {
+    /// The enclosing function.
+    pub fn function(&self) -> &Function {
+        match self {
+            Item::Conversion(m) => &m.function,
+            Item::Half(m) => &m.function,
+        }
+    }
+
+    /// The instruction's result id.
+    pub fn id(&self) -> u32 {
+        match self {
+            Item::Conversion(m) => m.instruction.id,
+            Item::Half(m) => m.instruction.id,
+        }
+    }
+
+    /// The conversion it computes: the request, or a half access's element conversion
+    /// ([`HalfAccess::conversion`]).
+    pub fn request(&self) -> Request {
+        match self {
+            Item::Conversion(m) => m.request,
+            Item::Half(m) => Request::Convert(m.access.conversion()),
+        }
+    }
+}
+
+impl fmt::Display for Item {
+    /// The request (`convert_uchar4_sat_rte(float4)`) or the access (`vstore_half_rtz(float)`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Item::Conversion(m) => m.request.fmt(f),
+            Item::Half(m) => m.access.fmt(f),
+        }
+    }
+}
+
 /// A SPIR-V module's conversion instructions, in module order, with their decorations.
 ///
 /// [`Module::parse`] reads the binary and checks what it needs of it: the header, every
@@ -118,6 +239,10 @@ pub struct Mapped {
 pub struct Module {
     version: (u8, u8),
     located: Vec<Located>,
+    halves: Vec<LocatedHalf>,
+    /// Both, in module order: `(true, i)` is `halves[i]`, `(false, i)` is `located[i]`.
+    order: Vec<(bool, usize)>,
+    half_capability: Option<&'static str>,
 }
 
 impl Module {
@@ -138,8 +263,44 @@ impl Module {
             return Err(parse_error(state, &scanned, collector.count));
         }
         let version = ((little[6]), (little[5]));
-        let located = collector.resolve()?;
-        Ok(Module { version, located })
+        let half_capability = HALF_CAPABILITIES
+            .iter()
+            .find(|(c, _)| collector.capabilities.contains(c))
+            .map(|(_, name)| *name);
+        let (located, halves, order) = collector.resolve()?;
+        Ok(Module {
+            version,
+            located,
+            halves,
+            order,
+            half_capability,
+        })
+    }
+
+    /// The capability that makes the module's half conversions legal, if it declares one:
+    /// `Float16`, or a 16-bit storage capability (`StorageBuffer16BitAccess`,
+    /// `UniformAndStorageBuffer16BitAccess`, `StoragePushConstant16`, `StorageInputOutput16`),
+    /// the first of these it declares. Not `Float16Buffer`, which allows half only in memory
+    /// (OpenCL.std's `vload_half` and `vstore_half`, read in any case).
+    ///
+    /// ```
+    /// use clconv::spirv::Module;
+    /// # let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/spirv/kernels.spv")).unwrap();
+    /// // llvm-spirv 14 declares only Float16Buffer, even for kernels that enable cl_khr_fp16
+    /// // (truncate_to_half's convert_half4_rtz): its half conversions need Extensions::with_fp16().
+    /// assert_eq!(Module::parse(&bytes).unwrap().half_capability(), None);
+    /// ```
+    pub fn half_capability(&self) -> Option<&'static str> {
+        self.half_capability
+    }
+
+    /// The extensions the module is read under: `ext`, with cl_khr_fp16 on when the module
+    /// declares a capability that makes half conversions legal ([`Module::half_capability`]).
+    /// `ext.fp16` on reads half whatever the module declares.
+    pub fn extensions(&self, ext: Extensions) -> Extensions {
+        Extensions {
+            fp16: ext.fp16 || self.half_capability.is_some(),
+        }
     }
 
     /// The SPIR-V version the header declares, `(major, minor)`.
@@ -159,19 +320,82 @@ impl Module {
     }
 
     /// Every conversion instruction with the request it computes, in module order; the first
-    /// instruction that is not one clconv lowers under `ext` is the error.
+    /// instruction that is not one clconv lowers is the error.
+    ///
+    /// Half is on when `ext` has it or the module declares a capability that makes half
+    /// conversions legal ([`Module::extensions`]); a conversion of half in a module that
+    /// declares none, read without `ext.fp16`, is [`SpirvError::HalfWithoutCapability`].
     pub fn conversions(&self, ext: Extensions) -> Result<Vec<Mapped>, SpirvError> {
-        self.located
+        self.located.iter().map(|l| self.map(l, ext)).collect()
+    }
+
+    fn map(&self, l: &Located, ext: Extensions) -> Result<Mapped, SpirvError> {
+        let request = l
+            .instruction
+            .request(self.extensions(ext))
+            .map_err(|e| match e {
+                SpirvError::Request {
+                    id,
+                    op,
+                    source: RequestError::HalfWithoutFp16 { ty },
+                } => SpirvError::HalfWithoutCapability { id, op, ty },
+                other => other,
+            })?;
+        Ok(Mapped {
+            function: l.function.clone(),
+            instruction: l.instruction,
+            request,
+        })
+    }
+
+    /// Every `OpenCL.std` half load and store (`vstore_half_r`, `vload_halfn`, ...), in module
+    /// order.
+    pub fn half_instructions(&self) -> &[LocatedHalf] {
+        &self.halves
+    }
+
+    /// Every `OpenCL.std` half load and store with what it does, in module order; the first
+    /// one of a form clconv does not lower is the error. They need no extension (the memory is
+    /// half, the values `float` or `double`).
+    pub fn half_accesses(&self) -> Result<Vec<MappedHalf>, SpirvError> {
+        self.halves.iter().map(map_half).collect()
+    }
+
+    /// Every instruction clconv lowers, conversions and half loads and stores, in module
+    /// order; the first that is not one clconv lowers under `ext` is the error (as
+    /// [`Module::conversions`] and [`Module::half_accesses`] say).
+    ///
+    /// ```
+    /// use clconv::{spirv::Module, Extensions};
+    /// # let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/spirv/kernels.spv")).unwrap();
+    /// let items = Module::parse(&bytes).unwrap().items(Extensions::with_fp16()).unwrap();
+    /// let pcm: Vec<String> = items
+    ///     .iter()
+    ///     .filter(|i| i.function().to_string() == "pcm_to_half")
+    ///     .map(|i| i.to_string())
+    ///     .collect();
+    /// assert_eq!(pcm, ["convert_float(short)", "vstore_half_rtz(float)"]);
+    /// ```
+    pub fn items(&self, ext: Extensions) -> Result<Vec<Item>, SpirvError> {
+        self.order
             .iter()
-            .map(|l| {
-                Ok(Mapped {
-                    function: l.function.clone(),
-                    instruction: l.instruction,
-                    request: l.instruction.request(ext)?,
+            .map(|&(half, i)| {
+                Ok(if half {
+                    Item::Half(map_half(&self.halves[i])?)
+                } else {
+                    Item::Conversion(self.map(&self.located[i], ext)?)
                 })
             })
             .collect()
     }
+}
+
+fn map_half(l: &LocatedHalf) -> Result<MappedHalf, SpirvError> {
+    Ok(MappedHalf {
+        function: l.function.clone(),
+        instruction: l.instruction,
+        access: l.instruction.access()?,
+    })
 }
 
 /// The module's bytes in little-endian word order, after checking the header's magic number.
@@ -446,6 +670,18 @@ struct RawConversion {
     operand: u32,
 }
 
+/// An OpenCL.std half load or store as parsed, before its types are resolved.
+struct RawHalf {
+    function: u32,
+    op: HalfOp,
+    id: u32,
+    result_type: u32,
+    /// The operand words after the instruction number (ids, then the literal n or mode).
+    operands: Vec<u32>,
+    /// Its 1-based instruction number, for messages.
+    index: usize,
+}
+
 /// rspirv's consumer: collects names, types, decorations and conversion instructions.
 struct Collector<'a> {
     scanned: &'a [Scanned],
@@ -459,6 +695,13 @@ struct Collector<'a> {
     /// Result id -> (defining opcode, result type).
     defs: HashMap<u32, (spirv::Op, Option<u32>)>,
     conversions: Vec<RawConversion>,
+    /// The declared capabilities.
+    capabilities: Vec<spirv::Capability>,
+    /// The result ids of `OpExtInstImport "OpenCL.std"`.
+    opencl_std: HashSet<u32>,
+    halves: Vec<RawHalf>,
+    /// Conversions and half accesses in module order: `(true, i)` is `halves[i]`.
+    order: Vec<(bool, usize)>,
     /// The function being read: its id and where it starts.
     function: Option<(u32, usize)>,
 }
@@ -475,6 +718,10 @@ impl<'a> Collector<'a> {
             types: HashMap::new(),
             defs: HashMap::new(),
             conversions: Vec::new(),
+            capabilities: Vec::new(),
+            opencl_std: HashSet::new(),
+            halves: Vec::new(),
+            order: Vec::new(),
             function: None,
         }
     }
@@ -575,6 +822,21 @@ impl<'a> Collector<'a> {
                     self.types.insert(id, TypeDef::Other(inst.class.opname));
                 }
             }
+            spirv::Op::Capability => {
+                if let Some(O::Capability(c)) = inst.operands.first() {
+                    self.capabilities.push(*c);
+                }
+            }
+            spirv::Op::ExtInstImport => {
+                if let (Some(id), Some(O::LiteralString(name))) =
+                    (inst.result_id, inst.operands.first())
+                {
+                    if name == OPENCL_STD {
+                        self.opencl_std.insert(id);
+                    }
+                }
+            }
+            spirv::Op::ExtInst => return self.take_ext_inst(inst),
             spirv::Op::Function => {
                 if let Some((open, _)) = self.function {
                     return Err(format!(
@@ -601,6 +863,7 @@ impl<'a> Collector<'a> {
                 let Some((function, _)) = self.function else {
                     return Err(format!("{op} %{id} outside any function"));
                 };
+                self.order.push((false, self.conversions.len()));
                 self.conversions.push(RawConversion {
                     function,
                     op,
@@ -613,8 +876,60 @@ impl<'a> Collector<'a> {
         Ok(())
     }
 
+    /// Records an `OpExtInst` if it is one of OpenCL.std's half loads and stores.
+    fn take_ext_inst(&mut self, inst: &dr::Instruction) -> Result<(), String> {
+        use dr::Operand as O;
+        let (Some(O::IdRef(set)), Some(O::LiteralExtInstInteger(number))) =
+            (inst.operands.first(), inst.operands.get(1))
+        else {
+            return Err("OpExtInst without its set and instruction number".into());
+        };
+        if !self.opencl_std.contains(set) {
+            return Ok(());
+        }
+        let Some(op) = HalfOp::from_number(*number) else {
+            return Ok(());
+        };
+        let operands: Vec<u32> = inst.operands[2..]
+            .iter()
+            .filter_map(|o| match o {
+                O::IdRef(w) => Some(*w),
+                _ => None,
+            })
+            .collect();
+        let (Some(id), Some(result_type)) = (inst.result_id, inst.result_type) else {
+            return Err(format!("OpenCL.std {op} without its result type or id"));
+        };
+        let expected = if op.is_store() {
+            3 + usize::from(op.takes_rounding())
+        } else {
+            2 + usize::from(op.is_vector())
+        };
+        if operands.len() != expected || operands.len() + 2 != inst.operands.len() {
+            return Err(format!(
+                "OpenCL.std {op} %{id} takes {expected} operands ({}), but it has {}",
+                op.operand_names(),
+                inst.operands.len() - 2
+            ));
+        }
+        let Some((function, _)) = self.function else {
+            return Err(format!("OpenCL.std {op} %{id} outside any function"));
+        };
+        self.order.push((true, self.halves.len()));
+        self.halves.push(RawHalf {
+            function,
+            op,
+            id,
+            result_type,
+            operands,
+            index: self.count,
+        });
+        Ok(())
+    }
+
     /// After the parse: the decorations applied and checked, each conversion's types resolved.
-    fn resolve(self) -> Result<Vec<Located>, SpirvError> {
+    #[allow(clippy::type_complexity)]
+    fn resolve(self) -> Result<(Vec<Located>, Vec<LocatedHalf>, Vec<(bool, usize)>), SpirvError> {
         // Group decorations onto their targets, after the direct ones.
         let mut decorations: Vec<(u32, Deco)> = self
             .decorations
@@ -673,10 +988,14 @@ impl<'a> Collector<'a> {
         }
 
         let mut out = Vec::new();
+        // Where each parsed conversion lands in `out` (pointer bitcasts are left out).
+        let mut landed: Vec<Option<usize>> = Vec::with_capacity(self.conversions.len());
         for c in &self.conversions {
             let Some(Some((result_type, operand_type))) = kept.get(&c.id).copied() else {
+                landed.push(None);
                 continue;
             };
+            landed.push(Some(out.len()));
             let (saturated, rounding) = by_target.get(&c.id).copied().unwrap_or((false, None));
             let function = c.function;
             out.push(Located {
@@ -694,7 +1013,94 @@ impl<'a> Collector<'a> {
                 },
             });
         }
-        Ok(out)
+        let halves = self
+            .halves
+            .iter()
+            .map(|h| self.resolve_half(h))
+            .collect::<Result<Vec<_>, _>>()?;
+        let order = self
+            .order
+            .iter()
+            .filter_map(|&(half, i)| match half {
+                true => Some((true, i)),
+                false => landed[i].map(|j| (false, j)),
+            })
+            .collect();
+        Ok((out, halves, order))
+    }
+
+    /// A half load or store with its value type, `n` and rounding mode read.
+    fn resolve_half(&self, h: &RawHalf) -> Result<LocatedHalf, SpirvError> {
+        let op = h.op;
+        let (role, type_id) = if op.is_store() {
+            let data = h.operands[0];
+            match self.defs.get(&data) {
+                Some((_, Some(t))) => (Role::Operand, *t),
+                Some((_, None)) => {
+                    return Err(SpirvError::Undefined {
+                        id: h.id,
+                        what: "data operand",
+                        missing: data,
+                        problem: "is not a value (it has no type)",
+                    })
+                }
+                None => {
+                    return Err(SpirvError::Undefined {
+                        id: h.id,
+                        what: "data operand",
+                        missing: data,
+                        problem: "is defined by no instruction in the module",
+                    })
+                }
+            }
+        } else {
+            (Role::Result, h.result_type)
+        };
+        let value_type =
+            self.numeric(h.id, role, type_id)?.map_err(|found| {
+                SpirvError::HalfAccessUnsupported {
+                    id: h.id,
+                    op,
+                    why: format!(
+                    "the {} type %{type_id} is an Op{found}, not a floating-point scalar or vector",
+                    if op.is_store() { "data operand's" } else { "result" }
+                ),
+                }
+            })?;
+        let last = h.operands[h.operands.len() - 1];
+        let rounding = if op.takes_rounding() {
+            Some(match last {
+                0 => Rounding::Rte,
+                1 => Rounding::Rtz,
+                2 => Rounding::Rtp,
+                3 => Rounding::Rtn,
+                other => {
+                    return Err(SpirvError::Malformed {
+                        at: self.location(h.index),
+                        why: format!(
+                            "{op}'s rounding mode is {other}, not 0 (RTE), 1 (RTZ), 2 (RTP) or \
+                             3 (RTN)"
+                        ),
+                    })
+                }
+            })
+        } else {
+            None
+        };
+        let n = (!op.is_store() && op.is_vector()).then_some(last);
+        Ok(LocatedHalf {
+            function: Function {
+                id: h.function,
+                name: self.names.get(&h.function).cloned(),
+            },
+            instruction: HalfInstruction {
+                id: h.id,
+                number: op as u32,
+                value_type,
+                n,
+                rounding,
+            },
+        })
     }
 
     /// The result and operand types of `c`; `None` for a bitcast that involves a non-numeric
@@ -719,8 +1125,8 @@ impl<'a> Collector<'a> {
             }
             Some((_, Some(t))) => *t,
         };
-        let result = self.numeric(c, Role::Result, c.result_type)?;
-        let operand = self.numeric(c, Role::Operand, operand_type)?;
+        let result = self.numeric(c.id, Role::Result, c.result_type)?;
+        let operand = self.numeric(c.id, Role::Operand, operand_type)?;
         match (result, operand) {
             (Ok(r), Ok(o)) => Ok(Some((r, o))),
             _ if c.op == Op::Bitcast => Ok(None),
@@ -732,7 +1138,7 @@ impl<'a> Collector<'a> {
     /// The numeric type `id` declares, `Err(opname)` for a declared type that is not numeric.
     fn numeric(
         &self,
-        c: &RawConversion,
+        inst_id: u32,
         role: Role,
         id: u32,
     ) -> Result<Result<SpirvType, &'static str>, SpirvError> {
@@ -756,7 +1162,7 @@ impl<'a> Collector<'a> {
                     Some(TypeDef::Vector { .. }) => Ok(Err("TypeVector of vectors")),
                     Some(TypeDef::Other(name)) => Ok(Err(name)),
                     None => Err(SpirvError::Undefined {
-                        id: c.id,
+                        id: inst_id,
                         what,
                         missing: t,
                         problem: "is not a type declared in the module",

@@ -56,8 +56,10 @@ usage:
   clconv list [FILTER] [--fp16]
       Print every request (canonical and mangled name) whose name contains FILTER.
   clconv spirv MODULE.spv [--fp16]
-      Every conversion instruction of a SPIR-V module, in module order, one tab-separated line
-      each: the function, the result id, the request, the recipe the host's table picks.
+      Every conversion instruction and OpenCL.std half load or store of a SPIR-V module, in
+      module order, one tab-separated line each: the function, the result id, the request (or
+      vstore_half_rtz(float), ...), the recipe the host's table picks. Half conversions are on
+      when the module declares Float16 or a 16-bit storage capability, or with --fp16.
   clconv emit FUNCTION... --target T -o OUT.o [--header OUT.h] [--tier optimised|quick|both]
               [--layout packed|aligned] [--fp16]
       Compile conversions ahead of time into a relocatable object file for target T (host or
@@ -165,10 +167,12 @@ pub enum Command {
     List(ListArgs),
     /// Every conversion instruction of a SPIR-V module, as the requests clconv lowers.
     ///
-    /// One tab-separated line per conversion instruction, in module order: the enclosing
-    /// function's name (its OpName, or %id), the result id, the canonical request
-    /// (convert_uchar4_sat_rte(float4)), and the recipe the host's lowering table picks. A
-    /// module it cannot read is one line on stderr and exit status 2.
+    /// One tab-separated line per conversion instruction and OpenCL.std half load or store, in
+    /// module order: the enclosing function's name (its OpName, or %id), the result id, the
+    /// canonical request (convert_uchar4_sat_rte(float4); vstore_half_rtz(float) for a half
+    /// store), and the recipe the host's lowering table picks. Half conversions are on when the
+    /// module declares Float16 or a 16-bit storage capability (or with --fp16). A module it
+    /// cannot read is one line on stderr and exit status 2.
     #[command(
         args_override_self = true,
         verbatim_doc_comment,
@@ -412,7 +416,7 @@ pub struct SpirvArgs {
     /// The SPIR-V binary module
     #[arg(value_name = "MODULE.spv")]
     pub module: std::path::PathBuf,
-    /// Accept half (the cl_khr_fp16 extension)
+    /// Accept half (the cl_khr_fp16 extension) even if the module declares no capability for it
     #[arg(long)]
     pub fp16: bool,
 }

@@ -53,6 +53,7 @@ fn lists_every_conversion_of_the_kernels_in_module_order() {
             ("dequantise_int8", "convert_float8(char8)"),
             ("requantise", "convert_char4_sat(int4)"),
             ("pcm_to_half", "convert_float(short)"),
+            ("pcm_to_half", "vstore_half_rtz(float)"),
             ("truncate_to_half", "convert_half4_rtz(float4)"),
             ("sort_key", "as_uint(float)"),
         ]
@@ -70,6 +71,86 @@ fn lists_every_conversion_of_the_kernels_in_module_order() {
         );
     }
     assert_eq!(rows[0][1], "%25");
+}
+
+/// The glslang compute shader of issue 27 (scripts/spirv-fixtures/glsl_float16.comp) declares
+/// Float16: its three conversions are listed without --fp16, as the built binary prints them.
+#[test]
+fn a_module_declaring_float16_is_read_without_fp16() {
+    let out = Command::new(BIN)
+        .arg("spirv")
+        .arg(fixture("glsl_float16.spv"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let named: Vec<(&str, &str)> = text
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[0], f[2])
+        })
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("main", "convert_half4(float4)"),
+            ("main", "convert_float4(half4)"),
+            ("main", "convert_short2(half2)"),
+        ]
+    );
+    // 16-bit storage alone allows the conversions to and from float too.
+    let out = spirv_cmd::run(&fixture("glsl_storage16.spv"), false).unwrap();
+    assert_eq!(out.lines().count(), 2, "{out}");
+}
+
+/// The clang + llvm-spirv kernels of issue 27 (scripts/spirv-fixtures/half_loads_stores.cl):
+/// the three directed vstore_half stores with their modes and the vload_half come first, then
+/// every other form, each with its width; no --fp16 is needed (the module declares
+/// Float16Buffer: half in memory only).
+#[test]
+fn half_loads_and_stores_are_listed_with_their_modes() {
+    let out = spirv_cmd::run(&fixture("half_loads_stores.spv"), false).unwrap();
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr().lock(),
+        format!("\nclconv spirv tests/spirv/half_loads_stores.spv\n{out}").as_bytes(),
+    );
+    let named: Vec<(&str, &str, &str)> = out
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[0], f[1], f[2])
+        })
+        .collect();
+    assert_eq!(
+        named[..4],
+        [
+            ("store_rtz", "%20", "vstore_half_rtz(float)"),
+            ("store_rtp", "%29", "vstore_half_rtp(float)"),
+            ("store_rtn", "%38", "vstore_half_rtn(float)"),
+            ("load", "%46", "vload_half"),
+        ]
+    );
+    let rest: Vec<&str> = named[4..].iter().map(|n| n.2).collect();
+    assert_eq!(
+        rest,
+        [
+            "vstore_half(float)",
+            "vstore_half_rtz(double)",
+            "vstore_half2(float2)",
+            "vstore_half4_rte(float4)",
+            "vstore_half2_rtp(double2)",
+            "vstorea_half3_rtn(float3)",
+            "vstorea_half8(float8)",
+            "vload_half4",
+            "vloada_half3",
+            "vload_half16",
+        ]
+    );
+    for l in out.lines() {
+        let recipe = l.split('\t').nth(3).unwrap();
+        assert!(clconv::lower::recipes::recipe(recipe).is_some(), "{l}");
+    }
 }
 
 #[test]
