@@ -437,7 +437,7 @@ pub fn vector_demote_compare(
         } else {
             let neg = b.ins().sshr_imm_u(bits, 31);
             let up = spec.rounding == Rounding::Rtp;
-            super::int_to_float::step_by_signed_mask(b, bits, neg, mask, up)
+            super::values::step_by_signed_mask(b, bits, neg, mask, up)
         };
         bitcast_le(b, types::F32X4, bits)
     })

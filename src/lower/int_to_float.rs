@@ -30,7 +30,7 @@ use super::float_to_float::demote_pairs;
 use super::half;
 use super::lanes::{each, each_pair};
 use super::values::element_type;
-use super::values::{bitcast_le, int_const};
+use super::values::{bitcast_le, int_const, step_by_signed_mask};
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, Type, Value};
@@ -841,27 +841,6 @@ fn step_by_masks(
             };
             step_by_signed_mask(b, bits, neg, mask, rounding == Rounding::Rtp)
         }
-    }
-}
-
-/// `bits` (a float's, as integer lanes) one ulp up (`up`) or down where the lane mask `mask`
-/// is all ones, for floats of either sign: `neg` is all ones in the lanes whose float is
-/// negative. The mask m as +1 for a positive float and -1 for a negative one, without a
-/// constant: neg - (m ^ neg) is 0 where m is 0, and -(-1) = +1 or -1 - 0 = -1 where it is -1;
-/// added (up) or subtracted (down).
-pub(crate) fn step_by_signed_mask(
-    b: &mut FunctionBuilder,
-    bits: Value,
-    neg: Value,
-    mask: Value,
-    up: bool,
-) -> Value {
-    let flipped = b.ins().bxor(mask, neg);
-    let delta = b.ins().isub(neg, flipped);
-    if up {
-        b.ins().iadd(bits, delta)
-    } else {
-        b.ins().isub(bits, delta)
     }
 }
 
