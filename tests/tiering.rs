@@ -119,8 +119,12 @@ fn both_tiers_match_the_reference_at_every_length_around_the_granule() {
     }
 }
 
+/// Cranelift 0.135's x86-64 backend cannot compile double -> narrow integer kernels without
+/// optimisation, so the JIT compiles them optimised at once; its aarch64 backend
+/// compiles every kernel in both tiers.
 #[test]
 fn kernels_without_a_quick_form_start_optimised() {
+    let x86_64 = cfg!(target_arch = "x86_64");
     let ext = Extensions::default();
     let jit = Jit::new().unwrap();
     jit.set_tiering(Tiering::QuickOnly);
@@ -130,7 +134,7 @@ fn kernels_without_a_quick_form_start_optimised() {
         let expected = match (&r, r.src().elem) {
             // double -> char, uchar, short, ushort, int, uint.
             (Request::Convert(c), ScalarType::Double)
-                if c.dst().elem.is_integer() && c.dst().elem.bits() <= 32 =>
+                if x86_64 && c.dst().elem.is_integer() && c.dst().elem.bits() <= 32 =>
             {
                 Tier::Optimised
             }
@@ -139,8 +143,8 @@ fn kernels_without_a_quick_form_start_optimised() {
         assert_eq!(tier, expected, "{r}");
         optimised += usize::from(tier == Tier::Optimised);
     }
-    // 6 destinations x 10 modifiers x 6 widths.
-    assert_eq!(optimised, 360);
+    // x86-64: 6 destinations x 10 modifiers x 6 widths.
+    assert_eq!(optimised, if x86_64 { 360 } else { 0 });
 }
 
 #[test]
