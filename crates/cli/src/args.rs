@@ -42,14 +42,19 @@ usage:
       Differential check of every request whose name contains FILTER (default: the whole matrix,
       half included) against the reference, on both JIT tiers unless --tier picks one. Ends
       with the line `N passed, N failed`.
-  clconv check --exhaustive [FILTER] [--state FILE] [--inputs N] [--reference-all] [--seed S]
-               [--flags FLAGS] [--tier optimised|quick]
+  clconv check --exhaustive [FILTER] [--ledger FILE] [--state FILE] [--inputs N] [--reference-all]
+               [--seed S] [--flags FLAGS] [--tier optimised|quick]
       Every input (2^32 for float, int and uint) of every conversion from a source of at most 32
       bits whose name contains FILTER (with `*`, matches it whole: 'convert_int*_rte(float*)'),
       through the JIT, against an independent fast path and the reference (see VERIFICATION.md);
-      all cores, progress and time left on stderr, one line per finished run. --state FILE skips
-      the runs FILE lists as passed and appends each result to it; --inputs N takes only the
-      first N inputs; --reference-all checks every input with the reference (slow).
+      all cores, progress and time left on stderr, one line per finished run. --ledger FILE
+      skips the runs whose exact machine code FILE proves and appends a line per kernel swept;
+      --state FILE skips the runs FILE lists as passed and appends each result to it; --inputs N
+      takes only the first N inputs; --reference-all checks every input with the reference (slow).
+  clconv check --exhaustive --status [FILTER] [--ledger FILE] [--flags FLAGS] [--tier T] [--verbose]
+      Compile every run for sse2, sse4.1, avx2 and avx512 on both tiers (no such CPU needed) and
+      count the runs whose machine code the ledger (default: the repository's
+      verification/ledger.tsv) proves. Status 1 only if it records a failure of this build's code.
   clconv report [--write]
       The lowering report: instructions per element and recipe, per conversion and target
       (--write: regenerate lowering-tables/REPORT.md).
@@ -379,6 +384,19 @@ pub struct CheckArgs {
     /// With --exhaustive: skip the runs FILE lists as passed; append each result to it
     #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
     pub state: Option<String>,
+    /// With --exhaustive: skip the runs whose machine code the ledger FILE proves; append a
+    /// line per kernel swept to it (with --status: the ledger to read, default the repository's
+    /// verification/ledger.tsv)
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub ledger: Option<String>,
+    /// With --exhaustive: compile every run for sse2, sse4.1, avx2 and avx512 (or --flags), both
+    /// tiers (or --tier), and count the runs the ledger proves; status 1 only if it records a
+    /// failure of this build's machine code
+    #[arg(long, verbatim_doc_comment)]
+    pub status: bool,
+    /// With --status: list every run not proven (default: the first 5 per flag set and tier)
+    #[arg(long)]
+    pub verbose: bool,
     /// With --exhaustive: check every input with the reference (slow)
     #[arg(long)]
     pub reference_all: bool,
