@@ -300,16 +300,8 @@ pub struct ShowArgs {
     /// Buffer layout of 3-component vectors (default packed)
     #[arg(long, value_name = "packed|aligned", allow_hyphen_values = true)]
     pub layout: Option<String>,
-    /// An x86-64 flag set this machine runs (default host)
-    ///
-    /// host, sse2, sse4.1, avx2, avx512.
-    #[arg(
-        long,
-        value_name = "FLAGS",
-        allow_hyphen_values = true,
-        verbatim_doc_comment
-    )]
-    pub flags: Option<String>,
+    #[command(flatten)]
+    pub flags: FlagsOption,
     /// Compile for another target
     ///
     /// x86_64-sse2, x86_64-sse4.1, x86_64-avx2, x86_64-avx512, aarch64, riscv64, riscv64-v,
@@ -321,9 +313,8 @@ pub struct ShowArgs {
         verbatim_doc_comment
     )]
     pub target: Option<String>,
-    /// Allow half (the cl_khr_fp16 extension)
-    #[arg(long)]
-    pub fp16: bool,
+    #[command(flatten)]
+    pub fp16: Fp16Option,
     /// The static rounding mode (default rte)
     ///
     /// `#pragma OPENCL SELECT_ROUNDING_MODE`: the mode of conversions to floating types
@@ -368,16 +359,8 @@ pub struct CheckArgs {
     /// Seed of the random inputs, or of --exhaustive's reference sample (default 1)
     #[arg(long, value_name = "S", allow_hyphen_values = true)]
     pub seed: Option<String>,
-    /// An x86-64 flag set this machine runs (default host)
-    ///
-    /// host, sse2, sse4.1, avx2, avx512.
-    #[arg(
-        long,
-        value_name = "FLAGS",
-        allow_hyphen_values = true,
-        verbatim_doc_comment
-    )]
-    pub flags: Option<String>,
+    #[command(flatten)]
+    pub flags: FlagsOption,
     /// The JIT tiers to check (default both; with --exhaustive, optimised or quick)
     #[arg(long, value_name = "optimised|quick|both", allow_hyphen_values = true)]
     pub tier: Option<String>,
@@ -400,6 +383,48 @@ pub struct CheckArgs {
     /// With --exhaustive: check every input with the reference (slow)
     #[arg(long)]
     pub reference_all: bool,
+}
+
+/// `--flags FLAGS`, as `show` and `check` take it.
+#[derive(Debug, Args)]
+pub struct FlagsOption {
+    /// An x86-64 flag set this machine runs (default host)
+    ///
+    /// host, sse2, sse4.1, avx2, avx512.
+    #[arg(
+        long,
+        value_name = "FLAGS",
+        allow_hyphen_values = true,
+        verbatim_doc_comment
+    )]
+    pub flags: Option<String>,
+}
+
+impl FlagsOption {
+    /// Whether it was given.
+    pub fn is_some(&self) -> bool {
+        self.flags.is_some()
+    }
+
+    /// The flag set (default host): see [`flags`].
+    pub fn get(&self) -> Result<X64Flags, Usage> {
+        flags(self.flags.as_deref())
+    }
+}
+
+/// `--fp16`, as `show` and `emit` take it.
+#[derive(Debug, Args)]
+pub struct Fp16Option {
+    /// Allow half (the cl_khr_fp16 extension)
+    #[arg(long)]
+    pub fp16: bool,
+}
+
+impl Fp16Option {
+    /// The extensions it allows: see [`ext`].
+    pub fn ext(&self) -> Extensions {
+        ext(self.fp16)
+    }
 }
 
 /// `clconv report`.
@@ -464,9 +489,8 @@ pub struct EmitArgs {
     /// Buffer layout of 3-component vectors (default packed; aligned: _aligned functions)
     #[arg(long, value_name = "packed|aligned", allow_hyphen_values = true)]
     pub layout: Option<String>,
-    /// Allow half (the cl_khr_fp16 extension)
-    #[arg(long)]
-    pub fp16: bool,
+    #[command(flatten)]
+    pub fp16: Fp16Option,
     /// Use only rows that round by themselves (the code lowered into a caller's own function
     /// takes), never the mxcsr/fpcr rows that round by the control: same results, every kernel
     /// in nearest-even

@@ -44,7 +44,7 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Usage> {
     // One JIT per tier, each compiling only that tier's code, so each check is of one tier.
     let mut jits = Vec::new();
     for tier in args::tiers(args.tier.as_deref())? {
-        let jit = Jit::with_options(args::flags(args.flags.as_deref())?, ext, Rounding::Rte)?;
+        let jit = Jit::with_options(args.flags.get()?, ext, Rounding::Rte)?;
         jit.set_tiering(Tiering::only(tier));
         jits.push((tier, jit));
     }
@@ -152,7 +152,7 @@ fn check_exhaustive(args: &CheckArgs) -> Result<ExitCode, Usage> {
     let bar = ExhaustiveBar::on_terminal();
     let options = exhaustive::Options {
         filter,
-        flags: args::flags(args.flags.as_deref())?,
+        flags: args.flags.get()?,
         tier: args::tier(args.tier.as_deref())?,
         inputs,
         seed: args::number("--seed", args.seed.as_deref(), 1)?,
@@ -253,7 +253,7 @@ fn status(args: &CheckArgs) -> Result<ExitCode, Usage> {
         )));
     }
     let ledger = Ledger::read(&path)?;
-    let flags = match args.flags.as_deref() {
+    let flags = match args.flags.flags.as_deref() {
         None => ledger::STATUS_FLAGS.to_vec(),
         Some(f) => vec![args::flags(Some(f))?],
     };
