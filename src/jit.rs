@@ -1611,6 +1611,54 @@ mod tests {
         assert_eq!(part_vectors(5, 2, 1 << 20, 1), 1);
     }
 
+    /// [`CodeCompiler`] gives the bytes the JIT installs and runs (what the ledger's
+    /// fingerprints rely on), on both tiers, both layouts, with and without the rounding
+    /// control, and where the quick tier falls back to the optimised one.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn code_compiler_gives_the_bytes_the_jit_runs() {
+        let ext = Extensions::with_fp16();
+        let names = [
+            ("convert_int4_sat_rte(float4)", Layout::Packed),
+            ("convert_uchar3_sat(float3)", Layout::Aligned),
+            ("convert_float_rtz(int)", Layout::Packed),
+            ("convert_half8_rtp(double8)", Layout::Packed),
+            ("convert_char8_sat(double8)", Layout::Packed),
+        ];
+        for flags in [X64Flags::Sse2, X64Flags::Host] {
+            let compiler = CodeCompiler::new(flags, Rounding::Rte).unwrap();
+            for tier in [Tier::Quick, Tier::Optimised] {
+                let jit = Jit::with_options(flags, ext, Rounding::Rte).unwrap();
+                jit.set_tiering(Tiering::only(tier));
+                for (name, layout) in names {
+                    let r = Request::parse(name, ext).unwrap();
+                    let code = compiler.compile(&r, layout, tier).unwrap();
+                    let slot = jit.slot(&r, layout).unwrap();
+                    let entry = slot.entry();
+                    assert_eq!(entry.granule, code.granule, "{name}");
+                    assert_eq!(entry.mxcsr, code.mxcsr, "{name}");
+                    assert_eq!(slot.tier(), code.tier, "{name}");
+                    // SAFETY: the slot's code is mapped readable and executable for as long as
+                    // `jit` lives, and is at least as long as the same compile's bytes.
+                    let installed = unsafe {
+                        std::slice::from_raw_parts(entry.addr as *const u8, code.bytes.len())
+                    };
+                    // Relocated bytes differ (the JIT patched in its helpers' addresses):
+                    // compare every other byte.
+                    let patched = |i: usize| {
+                        code.relocations.iter().any(|r| {
+                            let at: usize = r.split(' ').next().unwrap().parse().unwrap();
+                            (at..at + 8).contains(&i)
+                        })
+                    };
+                    for (i, (a, b)) in installed.iter().zip(&code.bytes).enumerate() {
+                        assert!(a == b || patched(i), "{name} {flags:?} {tier:?}: byte {i}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_tiering_sits_at_its_own_index() {
         for tiering in Tiering::ALL {
