@@ -966,10 +966,7 @@ impl JitInner {
         }
     }
 
-    /// Compiles `request`'s kernel in `tier`, and the tier it got: without its optimisation
-    /// passes Cranelift 0.135 cannot lower a few vector patterns the recipes rely on it to
-    /// rewrite (`snarrow`/`uunarrow.i64x2` of double -> 8- to 32-bit integers), so those
-    /// kernels come back optimised.
+    /// Compiles `request`'s kernel in `tier`, and the tier it got (see [`compile_tiered`]).
     fn compile_code(
         &self,
         request: &Request,
@@ -977,22 +974,139 @@ impl JitInner {
         tier: Tier,
         verify_ir: bool,
     ) -> Result<(MachineCode, Tier), JitError> {
-        let compile = |tier| {
-            let isa = self.isa_for(tier);
-            compile_machine_code(
-                isa,
-                &self.features,
-                request,
-                layout,
-                tier,
-                self.static_mode,
-                verify_ir,
-            )
+        compile_tiered(
+            [&self.isa, &self.quick_isa],
+            &self.features,
+            self.static_mode,
+            request,
+            layout,
+            tier,
+            verify_ir,
+        )
+    }
+}
+
+/// Compiles `request`'s kernel in `tier` with `isas` (the optimised tier's, the quick tier's),
+/// and the tier it got: without its optimisation passes Cranelift 0.135 cannot lower a few
+/// vector patterns the recipes rely on it to rewrite (`snarrow`/`uunarrow.i64x2` of double ->
+/// 8- to 32-bit integers), so those kernels come back optimised. The one compile path of the
+/// JIT and of [`CodeCompiler`].
+fn compile_tiered(
+    isas: [&OwnedTargetIsa; 2],
+    features: &IsaFeatures,
+    static_mode: Rounding,
+    request: &Request,
+    layout: Layout,
+    tier: Tier,
+    verify_ir: bool,
+) -> Result<(MachineCode, Tier), JitError> {
+    let compile = |tier| {
+        let isa = match tier {
+            Tier::Optimised => isas[0],
+            Tier::Quick => isas[1],
         };
-        match compile(tier) {
-            Err(_) if tier == Tier::Quick => Ok((compile(Tier::Optimised)?, Tier::Optimised)),
-            result => Ok((result?, tier)),
-        }
+        compile_machine_code(isa, features, request, layout, tier, static_mode, verify_ir)
+    };
+    match compile(tier) {
+        Err(_) if tier == Tier::Quick => Ok((compile(Tier::Optimised)?, Tier::Optimised)),
+        result => Ok((result?, tier)),
+    }
+}
+
+/// Compiles batch kernels to machine code exactly as a [`Jit`] of the same flag set, tier and
+/// static mode compiles them (the same ISA settings, the same compile path), without installing
+/// them, so without needing a CPU of that flag set: for recording which machine code a check
+/// ran on (`clconv_verify::ledger`).
+///
+/// ```
+/// use clconv::jit::{CodeCompiler, Tier, X64Flags};
+/// use clconv::{Extensions, Layout, Request, Rounding};
+/// let avx512 = CodeCompiler::new(X64Flags::Avx512, Rounding::Rte).unwrap(); // any x86-64 CPU
+/// let r = Request::parse("convert_int4_sat_rte(float4)", Extensions::default()).unwrap();
+/// let code = avx512.compile(&r, Layout::Packed, Tier::Optimised).unwrap();
+/// // Every width of a conversion runs on its scalar kernel in the packed layout.
+/// assert_eq!(code.kernel.0.to_string(), "convert_int_sat_rte(float)");
+/// assert!(!code.bytes.is_empty() && code.mxcsr == 0x1f80);
+/// ```
+pub struct CodeCompiler {
+    isa: OwnedTargetIsa,
+    quick_isa: OwnedTargetIsa,
+    features: IsaFeatures,
+    static_mode: Rounding,
+}
+
+/// One kernel's machine code and everything else that decides what a run of it executes, from
+/// [`CodeCompiler::compile`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelCode {
+    /// The kernel compiled: [`shared_kernel`] of the request and layout asked for.
+    pub kernel: (Request, Layout),
+    /// The static rounding mode it was compiled under.
+    pub static_mode: Rounding,
+    /// The tier of the code (the optimised one where the quick tier cannot compile it).
+    pub tier: Tier,
+    /// The code, as the JIT installs it before patching relocations (constants included).
+    pub bytes: Vec<u8>,
+    /// The code's alignment in bytes.
+    pub alignment: u64,
+    /// Each relocation the JIT patches, as text: offset, kind, addend and target (a libcall,
+    /// which the JIT resolves to its own helper).
+    pub relocations: Vec<String>,
+    /// The granule the JIT splits calls by ([`kernel::Built::granule`]).
+    pub granule: usize,
+    /// The MXCSR the JIT calls the kernel with: the rounding control of
+    /// [`kernel::Built::rounding_control`], exceptions masked, no flush-to-zero.
+    pub mxcsr: u32,
+}
+
+impl CodeCompiler {
+    /// A compiler for the x86-64 flag set `flags` (whatever this machine's CPU) and the static
+    /// rounding mode `static_mode`.
+    pub fn new(flags: X64Flags, static_mode: Rounding) -> Result<CodeCompiler, JitError> {
+        let isa_error = |e: crate::target::TargetError| JitError::Isa(e.to_string());
+        let isa = flags.target().isa_with_verifier(false).map_err(isa_error)?;
+        let quick_isa = flags.target().quick_isa().map_err(isa_error)?;
+        let features = IsaFeatures::of(&*isa).map_err(|e| JitError::Isa(e.to_string()))?;
+        Ok(CodeCompiler {
+            isa,
+            quick_isa,
+            features,
+            static_mode,
+        })
+    }
+
+    /// The machine code a [`Jit`] of this flag set runs `request` on in `layout` with
+    /// [`Tiering::only`]`(tier)`.
+    pub fn compile(
+        &self,
+        request: &Request,
+        layout: Layout,
+        tier: Tier,
+    ) -> Result<KernelCode, JitError> {
+        let (request, layout, _) = shared_kernel(request, layout);
+        let (code, tier) = compile_tiered(
+            [&self.isa, &self.quick_isa],
+            &self.features,
+            self.static_mode,
+            &request,
+            layout,
+            tier,
+            false,
+        )?;
+        Ok(KernelCode {
+            kernel: (request, layout),
+            static_mode: self.static_mode,
+            tier,
+            relocations: code
+                .relocs
+                .iter()
+                .map(|r| format!("{} {:?} {} {:?}", r.offset, r.kind, r.addend, r.target))
+                .collect(),
+            bytes: code.bytes,
+            alignment: code.alignment,
+            granule: code.granule,
+            mxcsr: mxcsr_for(code.rounding_control),
+        })
     }
 }
 
@@ -1404,6 +1518,54 @@ mod tests {
         assert_eq!(part_vectors(1000, 2, 16, 8), 4096);
         // One huge vector still makes a part.
         assert_eq!(part_vectors(5, 2, 1 << 20, 1), 1);
+    }
+
+    /// [`CodeCompiler`] gives the bytes the JIT installs and runs (what the ledger's
+    /// fingerprints rely on), on both tiers, both layouts, with and without the rounding
+    /// control, and where the quick tier falls back to the optimised one.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn code_compiler_gives_the_bytes_the_jit_runs() {
+        let ext = Extensions::with_fp16();
+        let names = [
+            ("convert_int4_sat_rte(float4)", Layout::Packed),
+            ("convert_uchar3_sat(float3)", Layout::Aligned),
+            ("convert_float_rtz(int)", Layout::Packed),
+            ("convert_half8_rtp(double8)", Layout::Packed),
+            ("convert_char8_sat(double8)", Layout::Packed),
+        ];
+        for flags in [X64Flags::Sse2, X64Flags::Host] {
+            let compiler = CodeCompiler::new(flags, Rounding::Rte).unwrap();
+            for tier in [Tier::Quick, Tier::Optimised] {
+                let jit = Jit::with_options(flags, ext, Rounding::Rte).unwrap();
+                jit.set_tiering(Tiering::only(tier));
+                for (name, layout) in names {
+                    let r = Request::parse(name, ext).unwrap();
+                    let code = compiler.compile(&r, layout, tier).unwrap();
+                    let slot = jit.slot(&r, layout).unwrap();
+                    let entry = slot.entry();
+                    assert_eq!(entry.granule, code.granule, "{name}");
+                    assert_eq!(entry.mxcsr, code.mxcsr, "{name}");
+                    assert_eq!(slot.tier(), code.tier, "{name}");
+                    // SAFETY: the slot's code is mapped readable and executable for as long as
+                    // `jit` lives, and is at least as long as the same compile's bytes.
+                    let installed = unsafe {
+                        std::slice::from_raw_parts(entry.addr as *const u8, code.bytes.len())
+                    };
+                    // Relocated bytes differ (the JIT patched in its helpers' addresses):
+                    // compare every other byte.
+                    let patched = |i: usize| {
+                        code.relocations.iter().any(|r| {
+                            let at: usize = r.split(' ').next().unwrap().parse().unwrap();
+                            (at..at + 8).contains(&i)
+                        })
+                    };
+                    for (i, (a, b)) in installed.iter().zip(&code.bytes).enumerate() {
+                        assert!(a == b || patched(i), "{name} {flags:?} {tier:?}: byte {i}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

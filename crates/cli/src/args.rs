@@ -42,14 +42,19 @@ usage:
       Differential check of every request whose name contains FILTER (default: the whole matrix,
       half included) against the reference, on both JIT tiers unless --tier picks one. Ends
       with the line `N passed, N failed`.
-  clconv check --exhaustive [FILTER] [--state FILE] [--inputs N] [--reference-all] [--seed S]
-               [--flags FLAGS] [--tier optimised|quick]
+  clconv check --exhaustive [FILTER] [--ledger FILE] [--state FILE] [--inputs N] [--reference-all]
+               [--seed S] [--flags FLAGS] [--tier optimised|quick]
       Every input (2^32 for float, int and uint) of every conversion from a source of at most 32
       bits whose name contains FILTER (with `*`, matches it whole: 'convert_int*_rte(float*)'),
       through the JIT, against an independent fast path and the reference (see VERIFICATION.md);
-      all cores, progress and time left on stderr, one line per finished run. --state FILE skips
-      the runs FILE lists as passed and appends each result to it; --inputs N takes only the
-      first N inputs; --reference-all checks every input with the reference (slow).
+      all cores, progress and time left on stderr, one line per finished run. --ledger FILE
+      skips the runs whose exact machine code FILE proves and appends a line per kernel swept;
+      --state FILE skips the runs FILE lists as passed and appends each result to it; --inputs N
+      takes only the first N inputs; --reference-all checks every input with the reference (slow).
+  clconv check --exhaustive --status [FILTER] [--ledger FILE] [--flags FLAGS] [--tier T] [--verbose]
+      Compile every run for sse2, sse4.1, avx2 and avx512 on both tiers (no such CPU needed) and
+      count the runs whose machine code the ledger (default: the repository's
+      verification/ledger.tsv) proves. Status 1 only if it records a failure of this build's code.
   clconv report [--write]
       The lowering report: instructions per element and recipe, per conversion and target
       (--write: regenerate lowering-tables/REPORT.md).
@@ -299,16 +304,8 @@ pub struct ShowArgs {
     /// Buffer layout of 3-component vectors (default packed)
     #[arg(long, value_name = "packed|aligned", allow_hyphen_values = true)]
     pub layout: Option<String>,
-    /// An x86-64 flag set this machine runs (default host)
-    ///
-    /// host, sse2, sse4.1, avx2, avx512.
-    #[arg(
-        long,
-        value_name = "FLAGS",
-        allow_hyphen_values = true,
-        verbatim_doc_comment
-    )]
-    pub flags: Option<String>,
+    #[command(flatten)]
+    pub flags: FlagsOption,
     /// Compile for another target
     ///
     /// x86_64-sse2, x86_64-sse4.1, x86_64-avx2, x86_64-avx512, aarch64, riscv64, riscv64-v,
@@ -320,9 +317,8 @@ pub struct ShowArgs {
         verbatim_doc_comment
     )]
     pub target: Option<String>,
-    /// Allow half (the cl_khr_fp16 extension)
-    #[arg(long)]
-    pub fp16: bool,
+    #[command(flatten)]
+    pub fp16: Fp16Option,
     /// The static rounding mode (default rte)
     ///
     /// `#pragma OPENCL SELECT_ROUNDING_MODE`: the mode of conversions to floating types
@@ -367,6 +363,35 @@ pub struct CheckArgs {
     /// Seed of the random inputs, or of --exhaustive's reference sample (default 1)
     #[arg(long, value_name = "S", allow_hyphen_values = true)]
     pub seed: Option<String>,
+    #[command(flatten)]
+    pub flags: FlagsOption,
+    /// The JIT tiers to check (default both; with --exhaustive, optimised or quick)
+    #[arg(long, value_name = "optimised|quick|both", allow_hyphen_values = true)]
+    pub tier: Option<String>,
+    /// With --exhaustive: skip the runs FILE lists as passed; append each result to it
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub state: Option<String>,
+    /// With --exhaustive: skip the runs whose machine code the ledger FILE proves; append a
+    /// line per kernel swept to it (with --status: the ledger to read, default the repository's
+    /// verification/ledger.tsv)
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub ledger: Option<String>,
+    /// With --exhaustive: compile every run for sse2, sse4.1, avx2 and avx512 (or --flags), both
+    /// tiers (or --tier), and count the runs the ledger proves; status 1 only if it records a
+    /// failure of this build's machine code
+    #[arg(long, verbatim_doc_comment)]
+    pub status: bool,
+    /// With --status: list every run not proven (default: the first 5 per flag set and tier)
+    #[arg(long)]
+    pub verbose: bool,
+    /// With --exhaustive: check every input with the reference (slow)
+    #[arg(long)]
+    pub reference_all: bool,
+}
+
+/// `--flags FLAGS`, as `show` and `check` take it.
+#[derive(Debug, Args)]
+pub struct FlagsOption {
     /// An x86-64 flag set this machine runs (default host)
     ///
     /// host, sse2, sse4.1, avx2, avx512.
@@ -377,15 +402,33 @@ pub struct CheckArgs {
         verbatim_doc_comment
     )]
     pub flags: Option<String>,
-    /// The JIT tiers to check (default both; with --exhaustive, optimised or quick)
-    #[arg(long, value_name = "optimised|quick|both", allow_hyphen_values = true)]
-    pub tier: Option<String>,
-    /// With --exhaustive: skip the runs FILE lists as passed; append each result to it
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
-    pub state: Option<String>,
-    /// With --exhaustive: check every input with the reference (slow)
+}
+
+impl FlagsOption {
+    /// Whether it was given.
+    pub fn is_some(&self) -> bool {
+        self.flags.is_some()
+    }
+
+    /// The flag set (default host): see [`flags`].
+    pub fn get(&self) -> Result<X64Flags, Usage> {
+        flags(self.flags.as_deref())
+    }
+}
+
+/// `--fp16`, as `show` and `emit` take it.
+#[derive(Debug, Args)]
+pub struct Fp16Option {
+    /// Allow half (the cl_khr_fp16 extension)
     #[arg(long)]
-    pub reference_all: bool,
+    pub fp16: bool,
+}
+
+impl Fp16Option {
+    /// The extensions it allows: see [`ext`].
+    pub fn ext(&self) -> Extensions {
+        ext(self.fp16)
+    }
 }
 
 /// `clconv report`.
@@ -450,9 +493,8 @@ pub struct EmitArgs {
     /// Buffer layout of 3-component vectors (default packed; aligned: _aligned functions)
     #[arg(long, value_name = "packed|aligned", allow_hyphen_values = true)]
     pub layout: Option<String>,
-    /// Allow half (the cl_khr_fp16 extension)
-    #[arg(long)]
-    pub fp16: bool,
+    #[command(flatten)]
+    pub fp16: Fp16Option,
     /// Use only rows that round by themselves (the code lowered into a caller's own function
     /// takes), never the mxcsr/fpcr rows that round by the control: same results, every kernel
     /// in nearest-even

@@ -8,6 +8,7 @@ use clconv::jit::{Jit, Tier, Tiering};
 use clconv::{Extensions, Request, Rounding};
 use clconv_verify::check::Checker;
 use clconv_verify::exhaustive::{self, ExhaustiveError, RunResult};
+use clconv_verify::ledger::{self, Ledger};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -22,10 +23,13 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Usage> {
     if args.exhaustive {
         return check_exhaustive(args);
     }
-    if args.state.is_some() || args.reference_all {
+    if args.state.is_some() || args.reference_all || args.ledger.is_some() || args.status {
         return Err(Usage(
-            "--state and --reference-all go with --exhaustive".into(),
+            "--state, --ledger, --status and --reference-all go with --exhaustive".into(),
         ));
+    }
+    if args.verbose {
+        return Err(Usage("--verbose goes with --status".into()));
     }
     let filter = args::filter("check", &args.filter)?;
     let random = args::number("--inputs", args.inputs.as_deref(), 1000)?;
@@ -40,7 +44,7 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Usage> {
     // One JIT per tier, each compiling only that tier's code, so each check is of one tier.
     let mut jits = Vec::new();
     for tier in args::tiers(args.tier.as_deref())? {
-        let jit = Jit::with_options(args::flags(args.flags.as_deref())?, ext, Rounding::Rte)?;
+        let jit = Jit::with_options(args.flags.get()?, ext, Rounding::Rte)?;
         jit.set_tiering(Tiering::only(tier));
         jits.push((tier, jit));
     }
@@ -132,6 +136,12 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Usage> {
 /// `clconv check --exhaustive [FILTER] ...`: see `clconv_verify::exhaustive`. A line per
 /// finished run on standard output, then the summary; status 1 if any run failed.
 fn check_exhaustive(args: &CheckArgs) -> Result<ExitCode, Usage> {
+    if args.status {
+        return status(args);
+    }
+    if args.verbose {
+        return Err(Usage("--verbose goes with --status".into()));
+    }
     let filter = args::filter("check", &args.filter)?.to_string();
     let inputs = match args.inputs.as_deref() {
         None => None,
@@ -142,7 +152,7 @@ fn check_exhaustive(args: &CheckArgs) -> Result<ExitCode, Usage> {
     let bar = ExhaustiveBar::on_terminal();
     let options = exhaustive::Options {
         filter,
-        flags: args::flags(args.flags.as_deref())?,
+        flags: args.flags.get()?,
         tier: args::tier(args.tier.as_deref())?,
         inputs,
         seed: args::number("--seed", args.seed.as_deref(), 1)?,
@@ -150,6 +160,8 @@ fn check_exhaustive(args: &CheckArgs) -> Result<ExitCode, Usage> {
         threads: 0,
         state: args.state.as_deref().map(Into::into),
         progress: bar.is_none(),
+        ledger: args.ledger.as_deref().map(Into::into),
+        commit: commit(),
     };
     let mut stdout = std::io::stdout().lock();
     let mut report = |r: &RunResult| {
@@ -171,11 +183,88 @@ fn check_exhaustive(args: &CheckArgs) -> Result<ExitCode, Usage> {
         bar.finish();
     }
     let summary = summary.map_err(|e| match e {
+        ExhaustiveError::Ledger(e) => Usage(e.to_string()),
         ExhaustiveError::Output(io) => stdout_error(io),
         other => Usage(other.to_string()),
     })?;
     writeln!(stdout, "{summary}").map_err(stdout_error)?;
     Ok(if summary.failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The repository this binary was built from (its ledger is `verification/ledger.tsv` there).
+const REPOSITORY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+
+/// The repository's commit, for the ledger's lines: `git rev-parse --short=7 HEAD`, with
+/// `-dirty` when the code that builds kernels has uncommitted changes; `unknown` without git.
+fn commit() -> String {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(REPOSITORY)
+            .args(args)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let Some(head) = git(&["rev-parse", "--short=7", "HEAD"]) else {
+        return "unknown".into();
+    };
+    let changes = git(&[
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+        "--",
+        "src",
+        "lowering-tables",
+        "crates",
+        "Cargo.toml",
+        "Cargo.lock",
+    ]);
+    match changes {
+        Some(c) if c.is_empty() => head,
+        _ => format!("{head}-dirty"),
+    }
+}
+
+/// `clconv check --exhaustive --status`: see `clconv_verify::ledger::status`. One line per
+/// flag set and tier, the runs not proven (the first few, or all with --verbose), the total
+/// line; status 1 only if the ledger records a failure of this build's machine code.
+fn status(args: &CheckArgs) -> Result<ExitCode, Usage> {
+    if args.state.is_some() || args.reference_all || args.inputs.is_some() || args.seed.is_some() {
+        return Err(Usage(
+            "--status takes FILTER, --ledger, --flags, --tier and --verbose only".into(),
+        ));
+    }
+    let filter = args::filter("check", &args.filter)?;
+    let path: std::path::PathBuf = match &args.ledger {
+        Some(p) => p.into(),
+        None => std::path::Path::new(REPOSITORY).join("verification/ledger.tsv"),
+    };
+    if !path.is_file() {
+        return Err(Usage(format!(
+            "no ledger file at {} (give one with --ledger FILE)",
+            shown(&path.display().to_string())
+        )));
+    }
+    let ledger = Ledger::read(&path)?;
+    let flags = match args.flags.flags.as_deref() {
+        None => ledger::STATUS_FLAGS.to_vec(),
+        Some(f) => vec![args::flags(Some(f))?],
+    };
+    let tiers: Vec<Tier> = args::tiers(args.tier.as_deref())?
+        .into_iter()
+        .rev() // quick first: the cheaper sweeps
+        .collect();
+    let list = if args.verbose { usize::MAX } else { 5 };
+    let status = ledger::status(&ledger, filter, &flags, &tiers, list, 0)?;
+    out!("{status}");
+    Ok(if status.failures.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -22,7 +22,7 @@ pub fn emit(args: &EmitArgs) -> Result<ExitCode, Usage> {
         .output
         .as_deref()
         .ok_or_else(|| Usage("emit needs -o OUT.o, the object file to write".into()))?;
-    let ext = args::ext(args.fp16);
+    let ext = args.fp16.ext();
     let layout = args::layout(args.layout.as_deref())?;
     let tiers = match args.tier.as_deref() {
         None => vec![Tier::Optimised],

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 /// `clconv show FUNCTION [--clif] [--asm] ...`, for this machine or another target.
 pub fn show(args: &ShowArgs) -> Result<ExitCode, Usage> {
-    let ext = args::ext(args.fp16);
+    let ext = args.fp16.ext();
     let request = Request::parse(args::one_function(&args.function)?, ext)?;
     let (target, isa) = match args.target.as_deref() {
         Some(name) => {
@@ -27,7 +27,7 @@ pub fn show(args: &ShowArgs) -> Result<ExitCode, Usage> {
             (target.name().to_string(), target.isa()?)
         }
         None => {
-            let flags = args::flags(args.flags.as_deref())?;
+            let flags = args.flags.get()?;
             (flags.name().to_string(), clconv::jit::host_isa(flags)?)
         }
     };
@@ -39,7 +39,7 @@ pub fn show(args: &ShowArgs) -> Result<ExitCode, Usage> {
             Some(name) => clconv::target::Target::from_name(name)
                 .expect("checked above")
                 .quick_isa()?,
-            None => args::flags(args.flags.as_deref())?.target().quick_isa()?,
+            None => args.flags.get()?.target().quick_isa()?,
         },
     };
     let c = clconv::kernel::compile(

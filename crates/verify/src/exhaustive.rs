@@ -72,7 +72,7 @@ use clconv::reference::ElementConverter;
 use clconv::request::{Conversion, Request};
 use clconv::types::{Extensions, Layout, Rounding, ScalarType, Width};
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -546,6 +546,9 @@ pub enum ExhaustiveError {
     /// The JIT could not be set up.
     #[error(transparent)]
     Jit(#[from] JitError),
+    /// The ledger could not be read or written.
+    #[error(transparent)]
+    Ledger(#[from] crate::ledger::LedgerError),
     /// The state file could not be read or written.
     #[error("state file {path}: {why}")]
     State {
@@ -872,6 +875,11 @@ pub struct Options {
     pub state: Option<PathBuf>,
     /// Draw a progress bar with the time left on standard error.
     pub progress: bool,
+    /// A [ledger](crate::ledger) file: runs whose machine code it proves over at least this
+    /// many inputs are skipped, and a line per kernel swept is appended to it.
+    pub ledger: Option<PathBuf>,
+    /// The commit the ledger's lines name (the checkout's, when the sweep started).
+    pub commit: String,
 }
 
 impl Default for Options {
@@ -886,6 +894,8 @@ impl Default for Options {
             threads: 0,
             state: None,
             progress: false,
+            ledger: None,
+            commit: "unknown".into(),
         }
     }
 }
@@ -998,6 +1008,24 @@ fn run_inner(
     };
     let jit = Jit::with_options(options.flags, Extensions::with_fp16(), Rounding::Rte)?;
     jit.set_tiering(Tiering::only(options.tier));
+    // With a ledger: each run's machine-code fingerprint, compiled as the JIT compiles it.
+    let ledger = match &options.ledger {
+        Some(path) => {
+            let ledger = crate::ledger::Ledger::read(path)?;
+            let all: Vec<Run> = groups.iter().flat_map(|g| g.runs.iter().copied()).collect();
+            let hashes =
+                crate::ledger::fingerprints(options.flags, options.tier, &all, options.threads)?;
+            Some((
+                path,
+                ledger,
+                all.into_iter()
+                    .zip(hashes)
+                    .collect::<HashMap<Run, String>>(),
+            ))
+        }
+        None => None,
+    };
+    let date = crate::ledger::today();
     // Parallelism comes from the chunks: each kernel call stays on its thread.
     jit.set_threads(Threads::Exactly(1));
     let threads = match options.threads {
@@ -1020,6 +1048,10 @@ fn run_inner(
                 .runs
                 .iter()
                 .filter(|r| !done.contains(&state_key(r, options.flags, options.tier, n)))
+                .filter(|r| match &ledger {
+                    Some((_, ledger, hashes)) => !ledger.proves(&hashes[r], n),
+                    None => true,
+                })
                 .copied()
                 .collect();
             summary.skipped += g.runs.len() - runs.len();
@@ -1075,6 +1107,7 @@ fn run_inner(
         let seconds = group_start.elapsed().as_secs_f64();
         summary.fast_path_errors += outcome.fast_path_errors;
         let mut lines = String::new();
+        let mut entries: Vec<crate::ledger::Entry> = Vec::new();
         for (run, &k) in runs.iter().zip(&which) {
             let stats = outcome.runs[k].clone();
             let same_code_as = (executed[k] != *run).then_some(executed[k]);
@@ -1104,9 +1137,39 @@ fn run_inner(
             progress.clear_line();
             report(&result).map_err(ExhaustiveError::Output)?;
             lines.push_str(&format!("{result}\n"));
+            if let Some((_, _, hashes)) = &ledger {
+                // One line per kernel executed, naming every run of this sweep on it.
+                if result.same_code_as.is_none() {
+                    let (kernel, layout, _) = clconv::jit::shared_kernel(&run.request, run.layout);
+                    entries.push(crate::ledger::Entry {
+                        hash: hashes[run].clone(),
+                        passed: true,
+                        flags: options.flags.name().to_string(),
+                        tier: options.tier,
+                        kernel: kernel.to_string(),
+                        layout,
+                        runs: Vec::new(),
+                        inputs: result.inputs,
+                        mismatches: result.mismatches,
+                        corrections: result.corrections,
+                        seconds,
+                        commit: options.commit.clone(),
+                        date: date.clone(),
+                    });
+                }
+                let entry = entries
+                    .iter_mut()
+                    .find(|e| e.hash == hashes[run])
+                    .expect("the kernel's executed run comes first");
+                entry.runs.push(run.request.to_string());
+                entry.passed &= result.passed();
+            }
         }
         if let Some(path) = &options.state {
             append(path, &lines)?;
+        }
+        if let Some((path, _, _)) = &ledger {
+            crate::ledger::Ledger::append(path, &entries)?;
         }
     }
     progress.finish();

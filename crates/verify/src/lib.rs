@@ -20,4 +20,5 @@ pub mod cross;
 pub mod exhaustive;
 pub mod fuzz_targets;
 pub mod interp;
+pub mod ledger;
 pub mod report;
