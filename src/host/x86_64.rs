@@ -12,19 +12,9 @@ pub(crate) fn check() -> Result<(), String> {
     Ok(())
 }
 
-/// The MXCSR a kernel runs under: every floating-point exception masked, no flush-to-zero and
-/// no denormals-are-zero (the conversions produce and read subnormals, whatever the calling
-/// thread set), and the rounding control (bits 13-14) of `rounding`: the kernel's
-/// [`crate::kernel::Built::rounding_control`], nearest-even for all but the `mxcsr` rows'
-/// recipes.
+/// The MXCSR a kernel runs under ([`crate::jit::mxcsr_for`]).
 pub(crate) fn control_for(rounding: Rounding) -> Control {
-    let rc = match rounding {
-        Rounding::Rte => 0,
-        Rounding::Rtn => 1,
-        Rounding::Rtp => 2,
-        Rounding::Rtz => 3,
-    };
-    Control(0x1f80 | rc << 13)
+    Control(crate::jit::mxcsr_for(rounding))
 }
 
 /// Calls the kernel at `entry` with the integer arguments `args` (in order: a conversion
