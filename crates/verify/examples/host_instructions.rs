@@ -11,21 +11,7 @@
 use clconv::jit::{host_isa, X64Flags};
 use clconv::target::Target;
 use clconv::{Extensions, Request};
-use clconv_verify::report::instructions_per_element;
-
-/// The ten conversions of `benches/conversions.rs` and the README's performance table.
-const NAMES: [&str; 10] = [
-    "convert_int4_sat_rte(float4)",
-    "convert_uchar4_sat_rte(float4)",
-    "convert_int4(float4)",
-    "convert_float4_rtp(int4)",
-    "convert_float2_rtz(double2)",
-    "convert_double2(long2)",
-    "convert_float4(uint4)",
-    "convert_uchar8_sat(short8)",
-    "convert_char4(int4)",
-    "convert_float2_rtn(ulong2)",
-];
+use clconv_verify::report::{instructions_per_element, BENCHMARK_CONVERSIONS};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let host = host_isa(X64Flags::Host)?;
@@ -45,7 +31,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map(|(n, recipe)| format!("{n:.2} `{recipe}`"))
             .unwrap_or_else(|| "does not compile".into())
     };
-    for name in NAMES {
+    for name in BENCHMARK_CONVERSIONS {
         let r = Request::parse(name, Extensions::default())?;
         println!(
             "| `{name}` | {} | {} |",

@@ -52,6 +52,21 @@ pub fn representative(src: ScalarType, dst: ScalarType) -> Request {
     )
 }
 
+/// The ten conversions of `benches/conversions.rs` and the README's performance table (the
+/// examples `host_instructions` and `compile_latency` measure them).
+pub const BENCHMARK_CONVERSIONS: [&str; 10] = [
+    "convert_int4_sat_rte(float4)",
+    "convert_uchar4_sat_rte(float4)",
+    "convert_int4(float4)",
+    "convert_float4_rtp(int4)",
+    "convert_float2_rtz(double2)",
+    "convert_double2(long2)",
+    "convert_float4(uint4)",
+    "convert_uchar8_sat(short8)",
+    "convert_char4(int4)",
+    "convert_float2_rtn(ulong2)",
+];
+
 /// Machine instructions per element of one block of `request`'s kernel body on `isa`, and the
 /// recipe used. `None` when it does not compile.
 pub fn instructions_per_element(request: &Request, isa: &dyn TargetIsa) -> Option<(f64, String)> {

@@ -4,27 +4,14 @@
 //! prints the median and the 90th percentile per tier over all compiles.
 //!
 //! ```sh
-//! cargo run --example compile_latency [ROUNDS]
+//! cargo run -p clconv-verify --example compile_latency [ROUNDS]
 //! ```
 //!
 //! Under QEMU the figures are QEMU's (a translated Cranelift), not the hardware's.
 
 use clconv::jit::{Jit, Tiering};
+use clconv_verify::report::BENCHMARK_CONVERSIONS;
 use std::time::Instant;
-
-/// The ten conversions of `benches/conversions.rs` and the README's performance table.
-const NAMES: [&str; 10] = [
-    "convert_int4_sat_rte(float4)",
-    "convert_uchar4_sat_rte(float4)",
-    "convert_int4(float4)",
-    "convert_float4_rtp(int4)",
-    "convert_float2_rtz(double2)",
-    "convert_double2(long2)",
-    "convert_float4(uint4)",
-    "convert_uchar8_sat(short8)",
-    "convert_char4(int4)",
-    "convert_float2_rtn(ulong2)",
-];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rounds: usize = match std::env::args().nth(1) {
@@ -37,19 +24,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{} {}: Jit::compile on a fresh Jit, {} conversions x {rounds} rounds",
         std::env::consts::ARCH,
         std::env::consts::OS,
-        NAMES.len()
+        BENCHMARK_CONVERSIONS.len()
     );
     // The first compiles pay for one-time initialisation (tables, lazy statics).
-    for name in NAMES {
+    for name in BENCHMARK_CONVERSIONS {
         Jit::new()?.compile(name)?;
     }
     for (label, tiering) in [
         ("quick tier", Tiering::QuickOnly),
         ("optimised tier", Tiering::OptimisedOnly),
     ] {
-        let mut micros = Vec::with_capacity(rounds * NAMES.len());
+        let mut micros = Vec::with_capacity(rounds * BENCHMARK_CONVERSIONS.len());
         for _ in 0..rounds {
-            for name in NAMES {
+            for name in BENCHMARK_CONVERSIONS {
                 let jit = Jit::new()?;
                 jit.set_tiering(tiering);
                 let start = Instant::now();
