@@ -50,6 +50,10 @@ fn flag_sets() -> Vec<X64Flags> {
 #[path = "common/counted_loop.rs"]
 mod counted_loop;
 
+#[path = "common/define.rs"]
+mod define;
+use define::define_function;
+
 #[path = "common/rng.rs"]
 mod rng;
 use rng::Rng;
@@ -1150,41 +1154,27 @@ fn widths_and_unaligned_buffers() {
 #[test]
 fn builder_api_in_a_users_function() {
     use clconv::lower::Lowering;
-    use cranelift_codegen::ir::{types, AbiParam, InstBuilder, UserFuncName};
-    use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+    use cranelift_codegen::ir::{types, InstBuilder};
     use cranelift_jit::{JITBuilder, JITModule};
-    use cranelift_module::{default_libcall_names, Linkage, Module};
+    use cranelift_module::default_libcall_names;
 
     let isa = clconv::jit::host_isa(X64Flags::Host).unwrap();
     let mut module = JITModule::new(JITBuilder::with_isa(isa.clone(), default_libcall_names()));
     let mut ids = Vec::new();
     for (i, mode) in Rounding::ALL.into_iter().enumerate() {
         // fn(f64, f64, f64) -> f64 computing a * b + c, then / a, under `mode`.
-        let mut sig = module.make_signature();
-        for _ in 0..3 {
-            sig.params.push(AbiParam::new(types::F64));
-        }
-        sig.returns.push(AbiParam::new(types::F64));
-        let id = module
-            .declare_function(&format!("user{i}"), Linkage::Local, &sig)
-            .unwrap();
-        let mut ctx = module.make_context();
-        ctx.func.signature = sig;
-        ctx.func.name = UserFuncName::user(0, i as u32);
-        let mut fctx = FunctionBuilderContext::new();
-        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        let entry = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        let p = b.block_params(entry).to_vec();
-        let lowering = Lowering::with_static_mode(mode);
-        let t = lowering.arith(&mut b, ArithOp::Fma, &p).unwrap();
-        let q = lowering.arith(&mut b, ArithOp::Div, &[t, p[0]]).unwrap();
-        b.ins().return_(&[q]);
-        b.seal_all_blocks();
-        b.finalize(isa.frontend_config());
-        module.define_function(id, &mut ctx).unwrap();
-        module.clear_context(&mut ctx);
+        let f64s = [types::F64; 3];
+        let id = define_function(&mut module, &format!("user{i}"), &f64s, &f64s[..1], |b| {
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            let p = b.block_params(entry).to_vec();
+            let lowering = Lowering::with_static_mode(mode);
+            let t = lowering.arith(b, ArithOp::Fma, &p).unwrap();
+            let q = lowering.arith(b, ArithOp::Div, &[t, p[0]]).unwrap();
+            b.ins().return_(&[q]);
+            b.seal_all_blocks();
+        });
         ids.push((mode, id));
     }
     module.finalize_definitions().unwrap();
@@ -1274,10 +1264,9 @@ fn errors_are_typed() {
 fn fma_expansion_method_on_float() {
     use clconv::lower::rounded_arith::emit_fma_expansion;
     use counted_loop::counted_loop;
-    use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData, UserFuncName};
-    use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+    use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData};
     use cranelift_jit::{JITBuilder, JITModule};
-    use cranelift_module::{default_libcall_names, Linkage, Module};
+    use cranelift_module::default_libcall_names;
 
     type Kernel = extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i64);
     let isa = clconv::jit::host_isa(X64Flags::Host).unwrap();
@@ -1286,33 +1275,21 @@ fn fma_expansion_method_on_float() {
     for mode in Rounding::ALL {
         for ty in [types::F32, types::F32X4] {
             // fn(a, b, c, dst, n): n values of `ty`, one after another.
-            let mut sig = module.make_signature();
-            for _ in 0..5 {
-                sig.params.push(AbiParam::new(types::I64));
-            }
-            let id = module
-                .declare_function(&format!("fma_{mode}_{ty}"), Linkage::Local, &sig)
-                .unwrap();
-            let mut ctx = module.make_context();
-            ctx.func.signature = sig;
-            ctx.func.name = UserFuncName::user(0, ids.len() as u32);
-            let mut fctx = FunctionBuilderContext::new();
-            let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-            counted_loop(&mut b, |b, p, i| {
-                let offset = b.ins().imul_imm_u(i, ty.bytes() as i64);
-                let args: Vec<_> = (0..3)
-                    .map(|k| {
-                        let at = b.ins().iadd(p[k], offset);
-                        b.ins().load(ty, MemFlagsData::new(), at, 0)
-                    })
-                    .collect();
-                let r = emit_fma_expansion(b, mode, &args).unwrap();
-                let at = b.ins().iadd(p[3], offset);
-                b.ins().store(MemFlagsData::new(), r, at, 0);
+            let name = format!("fma_{mode}_{ty}");
+            let id = define_function(&mut module, &name, &[types::I64; 5], &[], |b| {
+                counted_loop(b, |b, p, i| {
+                    let offset = b.ins().imul_imm_u(i, ty.bytes() as i64);
+                    let args: Vec<_> = (0..3)
+                        .map(|k| {
+                            let at = b.ins().iadd(p[k], offset);
+                            b.ins().load(ty, MemFlagsData::new(), at, 0)
+                        })
+                        .collect();
+                    let r = emit_fma_expansion(b, mode, &args).unwrap();
+                    let at = b.ins().iadd(p[3], offset);
+                    b.ins().store(MemFlagsData::new(), r, at, 0);
+                })
             });
-            b.finalize(isa.frontend_config());
-            module.define_function(id, &mut ctx).unwrap();
-            module.clear_context(&mut ctx);
             ids.push((mode, ty.lane_count() as usize, id));
         }
     }

@@ -25,7 +25,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 
 mod common;
-use common::{jit_module, Form};
+use common::define::define_function;
+use common::{jit_module, load_operand, Form};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/spirv/");
 
@@ -1704,56 +1705,30 @@ fn compile_half(
     ty: VectorType,
     form: Form,
 ) -> HalfFn {
-    use clconv::cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData};
-    use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-    use cranelift_module::{Linkage, Module as _};
+    use clconv::cranelift_codegen::ir::{types, InstBuilder, MemFlagsData};
     let store = spirv::HalfOp::from_number(inst.number).unwrap().is_store();
-    let mut sig = module.make_signature();
-    for _ in 0..3 {
-        sig.params.push(AbiParam::new(types::I64));
-    }
-    let id = module
-        .declare_function(&format!("h{n}"), Linkage::Local, &sig)
-        .unwrap();
-    let mut ctx = module.make_context();
-    ctx.func.signature = sig;
-    let mut fctx = FunctionBuilderContext::new();
-    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    let p = b.block_params(entry).to_vec();
-    let (src, dst, offset) = (p[0], p[1], p[2]);
-    let flags = MemFlagsData::trusted();
-    if store {
-        let mut args: Vec<_> = match form {
-            Form::Components => {
-                let t = clconv::lower::element_type(ty.elem);
-                (0..ty.lanes())
-                    .map(|i| b.ins().load(t, flags, src, (i * ty.elem.bytes()) as i32))
-                    .collect()
+    let id = define_function(module, &format!("h{n}"), &[types::I64; 3], &[], |b| {
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let p = b.block_params(entry).to_vec();
+        let (src, dst, offset) = (p[0], p[1], p[2]);
+        if store {
+            let mut args = load_operand(b, ty, form, src);
+            args.extend([offset, dst]);
+            let out = spirv::lower_half(lowering, b, inst, &args).unwrap();
+            assert!(out.is_empty());
+        } else {
+            let out = spirv::lower_half(lowering, b, inst, &[offset, src]).unwrap();
+            assert_eq!(out.len(), vector_parts(ty).1); // one F32 for a scalar
+            for (i, &v) in out.iter().enumerate() {
+                b.ins()
+                    .store(MemFlagsData::trusted(), v, dst, (16 * i) as i32);
             }
-            Form::Parts => {
-                let (t, count) = vector_parts(ty);
-                (0..count)
-                    .map(|i| b.ins().load(t, flags, src, (16 * i) as i32))
-                    .collect()
-            }
-        };
-        args.extend([offset, dst]);
-        let out = spirv::lower_half(lowering, &mut b, inst, &args).unwrap();
-        assert!(out.is_empty());
-    } else {
-        let out = spirv::lower_half(lowering, &mut b, inst, &[offset, src]).unwrap();
-        assert_eq!(out.len(), vector_parts(ty).1); // one F32 for a scalar
-        for (i, &v) in out.iter().enumerate() {
-            b.ins().store(flags, v, dst, (16 * i) as i32);
         }
-    }
-    b.ins().return_(&[]);
-    b.seal_all_blocks();
-    b.finalize(module.isa().frontend_config());
-    module.define_function(id, &mut ctx).unwrap();
+        b.ins().return_(&[]);
+        b.seal_all_blocks();
+    });
     module.finalize_definitions().unwrap();
     let code = module.get_finalized_function(id);
     // SAFETY: `code` is the function just defined: (I64, I64, I64) -> () in the module's

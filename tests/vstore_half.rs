@@ -11,13 +11,17 @@ use clconv::jit::{host_isa, X64Flags};
 use clconv::lower::{LowerError, Lowering};
 use clconv::{reference, Conversion, Extensions, Rounding, ScalarType, VectorType, Width};
 use counted_loop::counted_loop;
-use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData, UserFuncName, Value};
+use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{default_libcall_names, Linkage, Module};
+use cranelift_module::default_libcall_names;
 
 #[path = "common/counted_loop.rs"]
 mod counted_loop;
+
+#[path = "common/define.rs"]
+mod define;
+use define::define_function;
 
 type StoreFn = extern "C" fn(*const u8, *mut u8, i64);
 
@@ -32,43 +36,30 @@ impl Store {
     fn new(lowering: &Lowering, src: VectorType, mode: Option<Rounding>, aligned: bool) -> Store {
         let isa = host_isa(X64Flags::Host).unwrap();
         let mut module = JITModule::new(JITBuilder::with_isa(isa.clone(), default_libcall_names()));
-        let mut sig = module.make_signature();
-        for _ in 0..3 {
-            sig.params.push(AbiParam::new(types::I64));
-        }
-        let id = module
-            .declare_function("store", Linkage::Local, &sig)
-            .unwrap();
-        let mut ctx = module.make_context();
-        ctx.func.signature = sig;
-        ctx.func.name = UserFuncName::user(0, 0);
-        let mut fctx = FunctionBuilderContext::new();
-        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        counted_loop(&mut b, |b, p, i| {
-            let (part_ty, count) = clconv::lower::vector_parts(src);
-            let eb = src.elem.bytes() as i64;
-            // Source vectors are stored with a stride of 4 elements for n = 3, n otherwise.
-            let stride = src.width.storage_lanes() as i64 * eb;
-            let at = b.ins().imul_imm_u(i, stride);
-            let at = b.ins().iadd(p[0], at);
-            let values: Vec<Value> = if src.width == Width::W1 {
-                let ty = clconv::lower::element_type(src.elem);
-                vec![b.ins().load(ty, MemFlagsData::new(), at, 0)]
-            } else {
-                (0..count)
-                    .map(|k| {
-                        b.ins()
-                            .load(part_ty, MemFlagsData::new(), at, 16 * k as i32)
-                    })
-                    .collect()
-            };
-            lowering
-                .vstore_halfn(b, src, mode, &values, p[1], i, aligned)
-                .unwrap();
+        let id = define_function(&mut module, "store", &[types::I64; 3], &[], |b| {
+            counted_loop(b, |b, p, i| {
+                let (part_ty, count) = clconv::lower::vector_parts(src);
+                let eb = src.elem.bytes() as i64;
+                // Source vectors are stored with a stride of 4 elements for n = 3, n otherwise.
+                let stride = src.width.storage_lanes() as i64 * eb;
+                let at = b.ins().imul_imm_u(i, stride);
+                let at = b.ins().iadd(p[0], at);
+                let values: Vec<Value> = if src.width == Width::W1 {
+                    let ty = clconv::lower::element_type(src.elem);
+                    vec![b.ins().load(ty, MemFlagsData::new(), at, 0)]
+                } else {
+                    (0..count)
+                        .map(|k| {
+                            b.ins()
+                                .load(part_ty, MemFlagsData::new(), at, 16 * k as i32)
+                        })
+                        .collect()
+                };
+                lowering
+                    .vstore_halfn(b, src, mode, &values, p[1], i, aligned)
+                    .unwrap();
+            })
         });
-        b.finalize(isa.frontend_config());
-        module.define_function(id, &mut ctx).unwrap();
-        module.clear_context(&mut ctx);
         module.finalize_definitions().unwrap();
         // SAFETY: the function was compiled above with the signature (i64, i64, i64) -> ()
         // (SystemV), which StoreFn matches; the module lives as long as this Store.
@@ -236,36 +227,25 @@ fn vload_half_every_half() {
         .enumerate()
     {
         // fn(src: *const half, dst: *mut float, n) { dst[i] = vload_halfn(i, src) }
-        let mut sig = module.make_signature();
-        for _ in 0..3 {
-            sig.params.push(AbiParam::new(types::I64));
-        }
-        let id = module
-            .declare_function(&format!("load{i}"), Linkage::Local, &sig)
-            .unwrap();
-        let mut ctx = module.make_context();
-        ctx.func.signature = sig;
-        let mut fctx = FunctionBuilderContext::new();
-        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        counted_loop(&mut b, |b, p, v| {
-            let lanes = width.lanes() as i64;
-            let out = b.ins().imul_imm_u(v, 4 * lanes);
-            let out = b.ins().iadd(p[1], out);
-            let lowering = Lowering::new();
-            if width == Width::W1 {
-                let x = lowering.vload_half(b, p[0], v).unwrap();
-                b.ins().store(MemFlagsData::new(), x, out, 0);
-            } else {
-                let parts = lowering.vload_halfn(b, width, p[0], v).unwrap();
-                for k in 0..lanes as usize {
-                    let x = b.ins().extractlane(parts[k / 4], (k % 4) as u8);
-                    b.ins().store(MemFlagsData::new(), x, out, 4 * k as i32);
+        let name = format!("load{i}");
+        let id = define_function(&mut module, &name, &[types::I64; 3], &[], |b| {
+            counted_loop(b, |b, p, v| {
+                let lanes = width.lanes() as i64;
+                let out = b.ins().imul_imm_u(v, 4 * lanes);
+                let out = b.ins().iadd(p[1], out);
+                let lowering = Lowering::new();
+                if width == Width::W1 {
+                    let x = lowering.vload_half(b, p[0], v).unwrap();
+                    b.ins().store(MemFlagsData::new(), x, out, 0);
+                } else {
+                    let parts = lowering.vload_halfn(b, width, p[0], v).unwrap();
+                    for k in 0..lanes as usize {
+                        let x = b.ins().extractlane(parts[k / 4], (k % 4) as u8);
+                        b.ins().store(MemFlagsData::new(), x, out, 4 * k as i32);
+                    }
                 }
-            }
+            })
         });
-        b.finalize(isa.frontend_config());
-        module.define_function(id, &mut ctx).unwrap();
-        module.clear_context(&mut ctx);
         ids.push((width, id));
     }
     module.finalize_definitions().unwrap();

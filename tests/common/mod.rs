@@ -1,13 +1,16 @@
 //! What the tests that compile their own Cranelift functions with cranelift-jit share: the
 //! module, and the operand forms of the builder API.
 
-use clconv::cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData, Value};
+use clconv::cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 use clconv::cranelift_codegen::settings::{self, Configurable};
-use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use clconv::cranelift_frontend::FunctionBuilder;
 use clconv::lower::{element_type, vector_parts};
-use clconv::Request;
+use clconv::{Request, VectorType};
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{default_libcall_names, Linkage, Module};
+use cranelift_module::default_libcall_names;
+
+pub mod define;
+use define::define_function;
 
 /// How an operand and its result travel through the builder API: one scalar per component,
 /// or the OpenCL value's 128-bit vector parts.
@@ -62,51 +65,48 @@ pub fn compile(
     form: Form,
     lower: impl FnOnce(&mut FunctionBuilder, &[Value]) -> Vec<Value>,
 ) -> *const u8 {
-    let mut sig = module.make_signature();
-    sig.params.push(AbiParam::new(types::I64));
-    sig.params.push(AbiParam::new(types::I64));
-    let id = module
-        .declare_function(&format!("f{n}"), Linkage::Local, &sig)
-        .unwrap();
-    let mut ctx = module.make_context();
-    ctx.func.signature = sig;
-    let mut fctx = FunctionBuilderContext::new();
-    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    let (src, dst) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+    let id = define_function(module, &format!("f{n}"), &[types::I64; 2], &[], |b| {
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let (src, dst) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+        let args = load_operand(b, request.src(), form, src);
+        let out = lower(b, &args);
+        let d = request.dst();
+        let (count, stride) = match form {
+            Form::Components => (d.lanes(), d.elem.bytes()),
+            Form::Parts => (vector_parts(d).1, 16),
+        };
+        assert_eq!(out.len(), count, "{label}");
+        for (i, &v) in out.iter().enumerate() {
+            b.ins()
+                .store(MemFlagsData::trusted(), v, dst, (i * stride) as i32);
+        }
+        b.ins().return_(&[]);
+        b.seal_all_blocks();
+    });
+    module.finalize_definitions().unwrap();
+    module.get_finalized_function(id)
+}
+
+/// Loads one OpenCL value of type `ty` from `src` in `form`: its components (scalars, one after
+/// another), or its 128-bit vector parts (16 bytes apart).
+pub fn load_operand(b: &mut FunctionBuilder, ty: VectorType, form: Form, src: Value) -> Vec<Value> {
     let flags = MemFlagsData::trusted();
-    let (s, d) = (request.src(), request.dst());
-    let args: Vec<Value> = match form {
+    match form {
         Form::Components => {
-            let ty = element_type(s.elem);
-            (0..s.lanes())
-                .map(|i| b.ins().load(ty, flags, src, (i * s.elem.bytes()) as i32))
+            let t = element_type(ty.elem);
+            (0..ty.lanes())
+                .map(|i| b.ins().load(t, flags, src, (i * ty.elem.bytes()) as i32))
                 .collect()
         }
         Form::Parts => {
-            let (ty, count) = vector_parts(s);
+            let (t, count) = vector_parts(ty);
             (0..count)
-                .map(|i| b.ins().load(ty, flags, src, (16 * i) as i32))
+                .map(|i| b.ins().load(t, flags, src, (16 * i) as i32))
                 .collect()
         }
-    };
-    let out = lower(&mut b, &args);
-    let (count, stride) = match form {
-        Form::Components => (d.lanes(), d.elem.bytes()),
-        Form::Parts => (vector_parts(d).1, 16),
-    };
-    assert_eq!(out.len(), count, "{label}");
-    for (i, &v) in out.iter().enumerate() {
-        b.ins().store(flags, v, dst, (i * stride) as i32);
     }
-    b.ins().return_(&[]);
-    b.seal_all_blocks();
-    b.finalize(module.isa().frontend_config());
-    module.define_function(id, &mut ctx).unwrap();
-    module.finalize_definitions().unwrap();
-    module.get_finalized_function(id)
 }
 
 extern "C" fn nearbyintf(x: f32) -> f32 {

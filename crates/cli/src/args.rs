@@ -11,6 +11,7 @@ use crate::{shown, Usage};
 use clap::{Args, Parser, Subcommand};
 use clconv::jit::X64Flags;
 use clconv::kernel::Tier;
+use clconv::target::Target;
 use clconv::{Extensions, Layout, Rounding};
 
 /// `clconv --help` (and `clconv help`): the overview of every command.
@@ -258,78 +259,38 @@ pub struct RunArgs {
     /// Write the results raw to OUT (`-`: standard output), not as text
     #[arg(long, value_name = "OUT", allow_hyphen_values = true)]
     pub output: Option<String>,
-    /// Buffer layout of 3-component vectors (default packed)
-    ///
-    /// packed: 3 elements per vector; aligned: 4, the last one padding.
-    #[arg(
-        long,
-        value_name = "packed|aligned",
-        allow_hyphen_values = true,
-        verbatim_doc_comment
-    )]
-    pub layout: Option<String>,
+    #[command(flatten)]
+    pub layout: LayoutOption,
     /// Use the reference interpreter instead of the JIT
     #[arg(long)]
     pub reference: bool,
-    /// Allow half (the cl_khr_fp16 extension); conversions only
-    #[arg(long)]
-    pub fp16: bool,
-    /// The static rounding mode (default rte)
-    ///
-    /// `#pragma OPENCL SELECT_ROUNDING_MODE`: the mode of conversions to floating types and
-    /// of arithmetic without a mode suffix.
-    #[arg(
-        long,
-        value_name = "rte|rtz|rtp|rtn",
-        allow_hyphen_values = true,
-        verbatim_doc_comment
-    )]
-    pub static_mode: Option<String>,
+    #[command(flatten)]
+    pub fp16: Fp16Option,
+    #[command(flatten)]
+    pub static_mode: StaticModeOption,
 }
 
 /// `clconv show FUNCTION`.
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// The conversion, in any spelling
-    ///
-    /// convert_uchar4_sat_rte(float4), _Z20convert_int4_sat_rteDv4_f, as_float4(int4).
-    #[arg(value_name = "FUNCTION", verbatim_doc_comment)]
-    pub function: Vec<String>,
+    #[command(flatten)]
+    pub function: FunctionArgs,
     /// Print the Cranelift IR (neither --clif nor --asm: both)
     #[arg(long)]
     pub clif: bool,
     /// Print the machine code (neither --clif nor --asm: both)
     #[arg(long)]
     pub asm: bool,
-    /// Buffer layout of 3-component vectors (default packed)
-    #[arg(long, value_name = "packed|aligned", allow_hyphen_values = true)]
-    pub layout: Option<String>,
+    #[command(flatten)]
+    pub layout: LayoutOption,
     #[command(flatten)]
     pub flags: FlagsOption,
-    /// Compile for another target
-    ///
-    /// x86_64-sse2, x86_64-sse4.1, x86_64-avx2, x86_64-avx512, aarch64, riscv64, riscv64-v,
-    /// s390x.
-    #[arg(
-        long,
-        value_name = "T",
-        allow_hyphen_values = true,
-        verbatim_doc_comment
-    )]
-    pub target: Option<String>,
+    #[command(flatten)]
+    pub target: TargetOption,
     #[command(flatten)]
     pub fp16: Fp16Option,
-    /// The static rounding mode (default rte)
-    ///
-    /// `#pragma OPENCL SELECT_ROUNDING_MODE`: the mode of conversions to floating types
-    /// without a mode suffix.
-    #[arg(
-        long,
-        value_name = "rte|rtz|rtp|rtn",
-        allow_hyphen_values = true,
-        verbatim_doc_comment
-    )]
-    pub static_mode: Option<String>,
+    #[command(flatten)]
+    pub static_mode: StaticModeOption,
     /// The JIT tier whose code to show (default optimised)
     #[arg(long, value_name = "optimised|quick", allow_hyphen_values = true)]
     pub tier: Option<String>,
@@ -416,7 +377,8 @@ impl FlagsOption {
     }
 }
 
-/// `--fp16`, as `show` and `emit` take it.
+/// `--fp16`, as `run`, `show`, `list` and `emit` take it (`spirv`'s is an override with a
+/// meaning of its own).
 #[derive(Debug, Args)]
 pub struct Fp16Option {
     /// Allow half (the cl_khr_fp16 extension)
@@ -429,6 +391,106 @@ impl Fp16Option {
     pub fn ext(&self) -> Extensions {
         ext(self.fp16)
     }
+}
+
+/// The FUNCTION arguments of `show` (one) and `emit` (one or more).
+#[derive(Debug, Args)]
+pub struct FunctionArgs {
+    /// The conversion, in any spelling
+    ///
+    /// convert_uchar4_sat_rte(float4), _Z20convert_int4_sat_rteDv4_f, as_float4(int4).
+    #[arg(value_name = "FUNCTION", verbatim_doc_comment)]
+    pub function: Vec<String>,
+}
+
+impl FunctionArgs {
+    /// The one FUNCTION: see [`one_function`].
+    pub fn one(&self) -> Result<&str, Usage> {
+        one_function(&self.function)
+    }
+}
+
+/// `--layout packed|aligned`, as `run`, `show` and `emit` take it.
+#[derive(Debug, Args)]
+pub struct LayoutOption {
+    /// Buffer layout of 3-component vectors (default packed)
+    ///
+    /// packed: 3 elements per vector; aligned: 4, the last one padding.
+    #[arg(
+        long,
+        value_name = "packed|aligned",
+        allow_hyphen_values = true,
+        verbatim_doc_comment
+    )]
+    pub layout: Option<String>,
+}
+
+impl LayoutOption {
+    /// The layout (default packed): see [`layout`].
+    pub fn get(&self) -> Result<Layout, Usage> {
+        layout(self.layout.as_deref())
+    }
+}
+
+/// `--static-mode rte|rtz|rtp|rtn`, as `run` and `show` take it.
+#[derive(Debug, Args)]
+pub struct StaticModeOption {
+    /// The static rounding mode (default rte)
+    ///
+    /// `#pragma OPENCL SELECT_ROUNDING_MODE`: the mode of conversions to floating types and
+    /// of arithmetic without a mode suffix.
+    #[arg(
+        long,
+        value_name = "rte|rtz|rtp|rtn",
+        allow_hyphen_values = true,
+        verbatim_doc_comment
+    )]
+    pub static_mode: Option<String>,
+}
+
+impl StaticModeOption {
+    /// The mode (default rte): see [`static_mode`].
+    pub fn get(&self) -> Result<Rounding, Usage> {
+        static_mode(self.static_mode.as_deref())
+    }
+}
+
+/// `--target T`, as `show` (another target than the host) and `emit` (required) take it.
+#[derive(Debug, Args)]
+pub struct TargetOption {
+    /// The target to compile for
+    ///
+    /// host, x86_64-sse2, x86_64-sse4.1, x86_64-avx2, x86_64-avx512, aarch64, riscv64,
+    /// riscv64-v, s390x.
+    #[arg(
+        long,
+        value_name = "T",
+        allow_hyphen_values = true,
+        verbatim_doc_comment
+    )]
+    pub target: Option<String>,
+}
+
+impl TargetOption {
+    /// The target, `None` when not given; an unknown name is an error listing the names.
+    pub fn get(&self) -> Result<Option<Target>, Usage> {
+        let Some(name) = self.target.as_deref() else {
+            return Ok(None);
+        };
+        Target::from_name(name).map(Some).ok_or_else(|| {
+            Usage(format!(
+                "unknown target {}: one of {}",
+                shown(name),
+                target_names()
+            ))
+        })
+    }
+}
+
+/// Every target's name, comma-separated, for messages.
+pub fn target_names() -> String {
+    let names: Vec<&str> = Target::ALL.iter().map(|t| t.name()).collect();
+    names.join(", ")
 }
 
 /// `clconv report`.
@@ -448,9 +510,8 @@ pub struct ListArgs {
     /// Only the requests whose name contains FILTER (default: all)
     #[arg(value_name = "FILTER")]
     pub filter: Vec<String>,
-    /// Include half (the cl_khr_fp16 extension)
-    #[arg(long)]
-    pub fp16: bool,
+    #[command(flatten)]
+    pub fp16: Fp16Option,
 }
 
 /// `clconv spirv MODULE.spv [--fp16]`.
@@ -467,15 +528,10 @@ pub struct SpirvArgs {
 /// `clconv emit FUNCTION... --target T -o OUT.o [--header OUT.h]`.
 #[derive(Debug, Args)]
 pub struct EmitArgs {
-    /// The conversions, in any spelling
-    ///
-    /// convert_uchar4_sat_rte(float4), _Z20convert_int4_sat_rteDv4_f, as_float4(int4).
-    #[arg(value_name = "FUNCTION", verbatim_doc_comment)]
-    pub function: Vec<String>,
-    /// The target: host, x86_64-sse2, x86_64-sse4.1, x86_64-avx2, x86_64-avx512, aarch64,
-    /// riscv64, riscv64-v or s390x
-    #[arg(long, value_name = "T", allow_hyphen_values = true)]
-    pub target: Option<String>,
+    #[command(flatten)]
+    pub function: FunctionArgs,
+    #[command(flatten)]
+    pub target: TargetOption,
     /// The object file to write
     #[arg(
         short = 'o',
@@ -490,9 +546,8 @@ pub struct EmitArgs {
     /// The code of the optimised tier (default), the quick tier (_quick), or both
     #[arg(long, value_name = "optimised|quick|both", allow_hyphen_values = true)]
     pub tier: Option<String>,
-    /// Buffer layout of 3-component vectors (default packed; aligned: _aligned functions)
-    #[arg(long, value_name = "packed|aligned", allow_hyphen_values = true)]
-    pub layout: Option<String>,
+    #[command(flatten)]
+    pub layout: LayoutOption,
     #[command(flatten)]
     pub fp16: Fp16Option,
     /// Use only rows that round by themselves (the code lowered into a caller's own function

@@ -5,30 +5,35 @@ use crate::args::{self, EmitArgs};
 use crate::{shown, Usage};
 use clconv::aot::ObjectBuilder;
 use clconv::kernel::Tier;
-use clconv::target::Target;
 use clconv::{Layout, Request};
 use std::process::ExitCode;
 
 /// Builds the object (and header) and writes them; prints one line per entry point on
 /// standard output: the symbol and its request.
 pub fn emit(args: &EmitArgs) -> Result<ExitCode, Usage> {
-    if args.function.is_empty() {
+    if args.function.function.is_empty() {
         return Err(Usage(
             "missing FUNCTION: emit takes one or more conversions (see clconv help emit)".into(),
         ));
     }
-    let target = target(args.target.as_deref())?;
+    let target = args.target.get()?.ok_or_else(|| {
+        Usage(format!(
+            "emit needs --target T, the machine the object is for: one of {}",
+            args::target_names()
+        ))
+    })?;
     let output = args
         .output
         .as_deref()
         .ok_or_else(|| Usage("emit needs -o OUT.o, the object file to write".into()))?;
     let ext = args.fp16.ext();
-    let layout = args::layout(args.layout.as_deref())?;
+    let layout = args.layout.get()?;
     let tiers = match args.tier.as_deref() {
         None => vec![Tier::Optimised],
         Some(t) => args::tiers(Some(t))?,
     };
     let requests = args
+        .function
         .function
         .iter()
         .map(|f| Request::parse(f, ext).map_err(|e| Usage(format!("{}: {e}", shown(f)))))
@@ -63,28 +68,4 @@ pub fn emit(args: &EmitArgs) -> Result<ExitCode, Usage> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `--target T` (required: an object is for one machine).
-fn target(name: Option<&str>) -> Result<Target, Usage> {
-    let names = || {
-        Target::ALL
-            .iter()
-            .map(|t| t.name())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let name = name.ok_or_else(|| {
-        Usage(format!(
-            "emit needs --target T, the machine the object is for: one of {}",
-            names()
-        ))
-    })?;
-    Target::from_name(name).ok_or_else(|| {
-        Usage(format!(
-            "unknown target {}: one of {}",
-            shown(name),
-            names()
-        ))
-    })
 }

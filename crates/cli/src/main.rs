@@ -129,7 +129,7 @@ fn report(args: &args::ReportArgs) -> Result<ExitCode, Usage> {
 /// `clconv list [FILTER] [--fp16]`: every request whose name contains FILTER.
 fn list(args: &args::ListArgs) -> Result<ExitCode, Usage> {
     let filter = args::filter("list", &args.filter)?;
-    for r in Request::all(args::ext(args.fp16)) {
+    for r in Request::all(args.fp16.ext()) {
         let name = r.to_string();
         if name.contains(filter) {
             out!("{name}\t{}", r.mangled());

@@ -18,7 +18,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Usage> {
         .is_some_and(|f| clconv::arith::ArithRequest::is_arith_name(f));
     // The options of the other kind of run.
     let foreign: &[(&str, bool)] = if arith {
-        &[("--fp16", args.fp16)]
+        &[("--fp16", args.fp16.fp16)]
     } else {
         &[
             ("--input2", args.input2.is_some()),
@@ -41,10 +41,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Usage> {
 
 /// `clconv run FUNCTION ...`: a conversion.
 fn run_conversion(args: &RunArgs) -> Result<ExitCode, Usage> {
-    let ext = args::ext(args.fp16);
+    let ext = args.fp16.ext();
     let request = Request::parse(args::one_function(&args.function)?, ext)?;
-    let layout = args::layout(args.layout.as_deref())?;
-    let static_mode = args::static_mode(args.static_mode.as_deref())?;
+    let layout = args.layout.get()?;
+    let static_mode = args.static_mode.get()?;
     let src: Vec<u8> = match (args.input.as_deref(), args.values.as_deref()) {
         (Some(_), Some(_)) => return Err(Usage("give --input or --values, not both".into())),
         (Some(path), None) if path != "-" => {
@@ -95,8 +95,8 @@ fn run_conversion(args: &RunArgs) -> Result<ExitCode, Usage> {
 /// `clconv run OP(TYPE) ...`: an arithmetic batch through the JIT (or the reference).
 fn run_arith(args: &RunArgs) -> Result<ExitCode, Usage> {
     let request = clconv::arith::ArithRequest::parse(args::one_function(&args.function)?)?;
-    let layout = args::layout(args.layout.as_deref())?;
-    let static_mode = args::static_mode(args.static_mode.as_deref())?;
+    let layout = args.layout.get()?;
+    let static_mode = args.static_mode.get()?;
     let elem = request.elem().scalar_type();
     let arity = request.op().arity();
     let sources = [

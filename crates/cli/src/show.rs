@@ -8,44 +8,25 @@ use std::process::ExitCode;
 /// `clconv show FUNCTION [--clif] [--asm] ...`, for this machine or another target.
 pub fn show(args: &ShowArgs) -> Result<ExitCode, Usage> {
     let ext = args.fp16.ext();
-    let request = Request::parse(args::one_function(&args.function)?, ext)?;
-    let (target, isa) = match args.target.as_deref() {
-        Some(name) => {
-            if args.flags.is_some() {
-                return Err(Usage("give --target or --flags, not both".into()));
-            }
-            let target = clconv::target::Target::from_name(name).ok_or_else(|| {
-                let names: Vec<&str> = clconv::target::Target::ALL
-                    .iter()
-                    .map(|t| t.name())
-                    .collect();
-                Usage(format!(
-                    "unknown target {name:?}: one of {}",
-                    names.join(", ")
-                ))
-            })?;
-            (target.name().to_string(), target.isa()?)
-        }
-        None => {
-            let flags = args.flags.get()?;
-            (flags.name().to_string(), clconv::jit::host_isa(flags)?)
-        }
-    };
+    let request = Request::parse(args.function.one()?, ext)?;
+    let target = args.target.get()?;
+    if target.is_some() && args.flags.is_some() {
+        return Err(Usage("give --target or --flags, not both".into()));
+    }
+    let flags = args.flags.get()?;
     let tier = args::tier(args.tier.as_deref())?;
-    let isa = match tier {
-        clconv::kernel::Tier::Optimised => isa,
-        // The same target with the quick tier's Cranelift settings.
-        clconv::kernel::Tier::Quick => match args.target.as_deref() {
-            Some(name) => clconv::target::Target::from_name(name)
-                .expect("checked above")
-                .quick_isa()?,
-            None => args.flags.get()?.target().quick_isa()?,
-        },
+    let quick = tier == clconv::kernel::Tier::Quick;
+    // The quick tier compiles for the same target with its own Cranelift settings.
+    let (target, isa) = match target {
+        Some(t) if quick => (t.name().to_string(), t.quick_isa()?),
+        Some(t) => (t.name().to_string(), t.isa()?),
+        None if quick => (flags.name().to_string(), flags.target().quick_isa()?),
+        None => (flags.name().to_string(), clconv::jit::host_isa(flags)?),
     };
     let c = clconv::kernel::compile(
         &request,
-        args::layout(args.layout.as_deref())?,
-        args::static_mode(args.static_mode.as_deref())?,
+        args.layout.get()?,
+        args.static_mode.get()?,
         &*isa,
         tier,
         true,

@@ -354,11 +354,7 @@ pub fn inputs(t: ScalarType, random: usize, seed: u64) -> Vec<u64> {
         ScalarType::Float | ScalarType::Double => float_specials(FloatFormat::of(t)),
         _ => int_specials(t),
     };
-    let mask = if t.bits() == 64 {
-        u64::MAX
-    } else {
-        (1u64 << t.bits()) - 1
-    };
+    let mask = mask_of(t);
     for _ in 0..random {
         out.push(rng.next_u64() & mask);
     }
@@ -569,14 +565,24 @@ fn float_specials(f: FloatFormat) -> Vec<u64> {
     out
 }
 
-fn int_specials(t: ScalarType) -> Vec<u64> {
-    let bits = t.bits();
-    let mask = if bits == 64 {
+/// The bits of type `t`: `t.bits()` ones.
+pub(crate) fn mask_of(t: ScalarType) -> u64 {
+    if t.bits() == 64 {
         u64::MAX
     } else {
-        (1u64 << bits) - 1
-    };
-    let mut base: Vec<i128> = vec![0, 1, -1];
+        (1u64 << t.bits()) - 1
+    }
+}
+
+/// The integers where conversions from and to integer types change behaviour, each with its
+/// neighbours (-1, 0, +1), as bit patterns of `t` (wrapped to its width, unsorted, repeats
+/// kept): 0, ±1; half's range edges (65504, 65519, 65520: the largest half, the last value
+/// that rounds to it to nearest, the first that overflows); every integer type's MIN and MAX;
+/// ±2^k for every k < 64; and at every magnitude the ties of half, float and double (p = 11,
+/// 24, 53 significant bits: halfway between two representable neighbours) and the next tie,
+/// both signs. The differential check and the cross-ISA plan both start from these.
+pub fn integer_edges(t: ScalarType) -> Vec<u64> {
+    let mut base: Vec<i128> = vec![0, 1, -1, 65504, 65519, 65520];
     for other in ScalarType::ALL.into_iter().filter(|o| o.is_integer()) {
         base.push(other.int_min().unwrap_or(0));
         base.push(other.int_max().unwrap_or(0));
@@ -586,20 +592,25 @@ fn int_specials(t: ScalarType) -> Vec<u64> {
         base.push(-(1i128 << k));
         for p in [11, 24, 53] {
             if k > p {
-                // A tie of a p-bit format: halfway between two representable neighbours.
                 let tie = (1i128 << k) + (1i128 << (k - p));
-                base.push(tie);
-                base.push(-tie);
-                base.push(tie + (1i128 << (k - p)) * 2); // the next tie
+                let next = tie + (2i128 << (k - p));
+                base.extend([tie, -tie, next, -next]);
             }
         }
     }
-    let mut out = Vec::new();
+    let mask = mask_of(t);
+    let mut out = Vec::with_capacity(3 * base.len());
     for &b in &base {
         for d in [-1i128, 0, 1] {
             out.push(((b + d) as u64) & mask);
         }
     }
+    out
+}
+
+fn int_specials(t: ScalarType) -> Vec<u64> {
+    let mask = mask_of(t);
+    let mut out = integer_edges(t);
     for i in -32769i64..=65536 {
         out.push(i as u64 & mask);
     }

@@ -26,7 +26,7 @@
 //! assert_eq!(run.mismatch_count, 0);
 //! ```
 
-use crate::check::{self, FloatFormat, Mismatch, Rng};
+use crate::check::{self, mask_of, FloatFormat, Mismatch, Rng};
 use clconv::aot::{self, ObjectBuilder};
 use clconv::buffer::bytes_per_vector;
 use clconv::kernel::Tier;
@@ -213,11 +213,8 @@ impl Toolchain {
 ///   alternating bits, and bits either side of where a narrowing cuts the payload (double ->
 ///   float at bit 29, double -> half at 42, float -> half at 13).
 ///   Random: uniform bit patterns and values of moderate magnitude (2^-8 to 2^72).
-/// - integers: 0; ±2^k and their neighbours for every k; every integer type's MIN and MAX and
-///   their neighbours; the rounding ties of half, float and double (2^k + 2^(k-p),
-///   p = 11, 24, 53), the next tie and their neighbours; half's range edges (65504, 65519,
-///   65520); all masked to the type. Random: uniform bit patterns and values of random bit
-///   length.
+/// - integers: [`check::integer_edges`] (the differential check's too). Random: uniform bit
+///   patterns and values of random bit length.
 pub fn inputs(t: ScalarType, random: usize, seed: u64) -> Vec<u64> {
     if t.bits() == 8 {
         return (0..256).collect();
@@ -226,7 +223,7 @@ pub fn inputs(t: ScalarType, random: usize, seed: u64) -> Vec<u64> {
     let mut out = if t.is_float() {
         float_specials(t)
     } else {
-        int_specials(t)
+        check::integer_edges(t)
     };
     let mask = mask_of(t);
     for _ in 0..random {
@@ -254,14 +251,6 @@ pub fn inputs(t: ScalarType, random: usize, seed: u64) -> Vec<u64> {
     let mut seen = HashSet::new();
     out.retain(|x| seen.insert(*x));
     out
-}
-
-fn mask_of(t: ScalarType) -> u64 {
-    if t.bits() == 64 {
-        u64::MAX
-    } else {
-        (1u64 << t.bits()) - 1
-    }
 }
 
 /// The bits of `v` (a double) rounded to `t` by the reference (nearest-even).
@@ -374,33 +363,6 @@ fn float_specials(t: ScalarType) -> Vec<u64> {
     for p in payloads {
         out.push(f.inf() | p);
         out.push(f.inf() | p | f.sign());
-    }
-    out
-}
-
-fn int_specials(t: ScalarType) -> Vec<u64> {
-    let mut base: Vec<i128> = vec![0, 65504, 65519, 65520];
-    for d in ScalarType::ALL.into_iter().filter(|d| d.is_integer()) {
-        base.push(d.int_min().unwrap());
-        base.push(d.int_max().unwrap());
-    }
-    for k in 0..64 {
-        base.push(1i128 << k);
-        base.push(-(1i128 << k));
-        for p in [11, 24, 53] {
-            if k > p {
-                let tie = (1i128 << k) + (1i128 << (k - p));
-                let next = tie + (2i128 << (k - p));
-                base.extend([tie, -tie, next, -next]);
-            }
-        }
-    }
-    let mask = mask_of(t);
-    let mut out = Vec::new();
-    for &b in &base {
-        for d in [-1i128, 0, 1] {
-            out.push(((b + d) as u64) & mask);
-        }
     }
     out
 }
