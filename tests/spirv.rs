@@ -28,6 +28,10 @@ mod common;
 use common::define::define_function;
 use common::{jit_module, load_operand, Form};
 
+#[path = "common/read_spirv.rs"]
+mod read_spirv;
+use read_spirv::read_any;
+
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/spirv/");
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -1312,36 +1316,7 @@ fn broken_llvm_spirv_modules_are_typed_errors_naming_the_instruction() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Never a panic.
-
-/// Reads `bytes` as a CLI would; an error must be one non-empty line.
-fn read_any(bytes: &[u8]) {
-    match Module::parse(bytes) {
-        Ok(m) => {
-            for ext in [Extensions::default(), Extensions::with_fp16()] {
-                if let Err(e) = m.conversions(ext) {
-                    let t = e.to_string();
-                    assert!(!t.is_empty() && !t.contains('\n'), "{t:?}");
-                }
-                match m.items(ext) {
-                    Ok(items) => assert!(items.iter().all(|i| !i.to_string().is_empty())),
-                    Err(e) => {
-                        let t = e.to_string();
-                        assert!(!t.is_empty() && !t.contains('\n'), "{t:?}");
-                    }
-                }
-            }
-            if let Err(e) = m.half_accesses() {
-                let t = e.to_string();
-                assert!(!t.is_empty() && !t.contains('\n'), "{t:?}");
-            }
-        }
-        Err(e) => {
-            let t = e.to_string();
-            assert!(!t.is_empty() && !t.contains('\n'), "{t:?}");
-        }
-    }
-}
+// Never a panic: `read_any` (tests/common/read_spirv.rs, the fuzz target's check too).
 
 /// Instruction boundaries (byte offsets) of a well-formed module.
 fn boundaries(bytes: &[u8]) -> Vec<usize> {
