@@ -74,7 +74,7 @@
 //! [`Built::rounding_control`]: crate::kernel::Built::rounding_control
 
 use crate::buffer::bytes_per_vector;
-use crate::kernel::{self, Tier};
+use crate::kernel::{self, counted_loop, Tier};
 use crate::request::Request;
 use crate::table::{Arch, IsaFeatures, TableError};
 use crate::target::{Target, TargetError};
@@ -816,7 +816,7 @@ fn zero_bytes(b: &mut FunctionBuilder, at: Value, size: usize) {
         }
     } else {
         let count = b.ins().iconst(types::I64, words as i64);
-        counted_loop(b, count, &mut |b, i| {
+        counted_loop(b, count, IntCC::UnsignedLessThan, &mut |b, i| {
             let offset = b.ins().ishl_imm_u(i, 3);
             let p = b.ins().iadd(at, offset);
             let zero = b.ins().iconst(types::I64, 0);
@@ -832,7 +832,7 @@ fn zero_bytes(b: &mut FunctionBuilder, at: Value, size: usize) {
 /// Copies `len` bytes (a value) from `from` to `to`: 8 bytes at a time, then bytes.
 fn copy_bytes(b: &mut FunctionBuilder, from: Value, to: Value, len: Value) {
     let words = b.ins().ushr_imm_u(len, 3);
-    counted_loop(b, words, &mut |b, i| {
+    counted_loop(b, words, IntCC::UnsignedLessThan, &mut |b, i| {
         let offset = b.ins().ishl_imm_u(i, 3);
         let p = b.ins().iadd(from, offset);
         let q = b.ins().iadd(to, offset);
@@ -842,33 +842,12 @@ fn copy_bytes(b: &mut FunctionBuilder, from: Value, to: Value, len: Value) {
     let done = b.ins().band_imm_u(len, !7);
     let (from, to) = (b.ins().iadd(from, done), b.ins().iadd(to, done));
     let bytes = b.ins().band_imm_u(len, 7);
-    counted_loop(b, bytes, &mut |b, i| {
+    counted_loop(b, bytes, IntCC::UnsignedLessThan, &mut |b, i| {
         let p = b.ins().iadd(from, i);
         let q = b.ins().iadd(to, i);
         let v = b.ins().load(types::I8, flags(), p, 0);
         b.ins().store(flags(), v, q, 0);
     });
-}
-
-/// `for i in 0..count { body(i) }` (count unsigned).
-fn counted_loop(
-    b: &mut FunctionBuilder,
-    count: Value,
-    body: &mut dyn FnMut(&mut FunctionBuilder, Value),
-) {
-    let start = b.ins().iconst(types::I64, 0);
-    let (head, body_block, exit) = (b.create_block(), b.create_block(), b.create_block());
-    b.append_block_param(head, types::I64);
-    b.ins().jump(head, &[start.into()]);
-    b.switch_to_block(head);
-    let i = b.block_params(head)[0];
-    let more = b.ins().icmp(IntCC::UnsignedLessThan, i, count);
-    b.ins().brif(more, body_block, &[], exit, &[]);
-    b.switch_to_block(body_block);
-    body(b, i);
-    let next = b.ins().iadd_imm_u(i, 1);
-    b.ins().jump(head, &[next.into()]);
-    b.switch_to_block(exit);
 }
 
 /// A hand-assembled entry point: its bytes and the call to relocate to the body.
@@ -879,31 +858,13 @@ struct Trampoline {
     addend: i64,
 }
 
-/// The MXCSR the x86-64 trampoline loads for a kernel of `rounding` (every exception masked,
-/// no flush-to-zero or denormals-are-zero, the rounding control); 0 elsewhere (the FPCR, fcsr
-/// and FPC values the other trampolines load).
+/// The control word the trampoline loads for a kernel of `rounding`: the MXCSR (x86-64) or the
+/// FPCR (aarch64), the words the JIT's host code loads too; 0 elsewhere (fcsr and FPC are
+/// always 0: those targets' kernels never round by the control).
 fn mode_word(env: FpEnv, rounding: Rounding) -> u32 {
     match env {
-        FpEnv::Mxcsr => {
-            let rc = match rounding {
-                Rounding::Rte => 0,
-                Rounding::Rtn => 1,
-                Rounding::Rtp => 2,
-                Rounding::Rtz => 3,
-            };
-            0x1f80 | rc << 13
-        }
-        // FPCR.RMode, bits 23:22: RN 0, RP 1, RM 2, RZ 3; everything else 0 (no flush-to-zero,
-        // no default NaN, no traps).
-        FpEnv::Fpcr => {
-            let rmode = match rounding {
-                Rounding::Rte => 0,
-                Rounding::Rtp => 1,
-                Rounding::Rtn => 2,
-                Rounding::Rtz => 3,
-            };
-            rmode << 22
-        }
+        FpEnv::Mxcsr => crate::fp_control::mxcsr_for(rounding),
+        FpEnv::Fpcr => crate::fp_control::fpcr_for(rounding),
         _ => 0,
     }
 }

@@ -32,13 +32,13 @@
 use crate::arith::{ArithBufferError, ArithOp, ArithParseError, ArithRequest, FloatType};
 use crate::host;
 use crate::jit::{self, Disassembly, Element, Jit, JitError};
+use crate::kernel::{counted_loop, mem_flags};
 use crate::lower::rounded_arith::emit;
 use crate::table::{Arch, IsaFeatures, ROUNDING_CONTROL};
 use crate::types::{Layout, Rounding, Width};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    types, AbiParam, Endianness, Function, InstBuilder, MemFlagsData, Signature, Type,
-    UserFuncName, Value,
+    types, AbiParam, Function, InstBuilder, Signature, Type, UserFuncName, Value,
 };
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig, TargetIsa};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -276,7 +276,7 @@ impl Shape {
             .iter()
             .map(|&base| {
                 let at = b.ins().iadd(base, offset);
-                b.ins().load(ty, flags(), at, 0)
+                b.ins().load(ty, mem_flags(), at, 0)
             })
             .collect();
         let mut result = emit(b, self.request.op(), self.mode, &args)
@@ -290,13 +290,13 @@ impl Shape {
             result = b.ins().insertlane(result, zero, last);
         }
         let at = b.ins().iadd(dst, offset);
-        b.ins().store(flags(), result, at, 0);
+        b.ins().store(mem_flags(), result, at, 0);
     }
 
     fn emit_body(&self, b: &mut FunctionBuilder, srcs: &[Value; 3], dst: Value, vectors: Value) {
         let eb = self.elem_bytes as i64;
         if self.request.width() == Width::W1 {
-            counted_loop(b, vectors, &mut |b, i| {
+            counted_loop(b, vectors, IntCC::SignedLessThan, &mut |b, i| {
                 let offset = b.ins().imul_imm_u(i, eb);
                 self.compute_at(b, srcs, dst, offset, self.scalar, false);
             });
@@ -305,7 +305,7 @@ impl Shape {
         if self.stride != self.lanes {
             // Aligned 3-component vectors: 4 slots each, whole 128-bit chunks, padding zeroed.
             let per_vector = self.stride / self.chunk;
-            counted_loop(b, vectors, &mut |b, v| {
+            counted_loop(b, vectors, IntCC::SignedLessThan, &mut |b, v| {
                 for part in 0..per_vector {
                     let offset = b
                         .ins()
@@ -322,47 +322,18 @@ impl Shape {
         let chunks = b
             .ins()
             .ushr_imm_u(total, self.chunk.trailing_zeros() as i64);
-        counted_loop(b, chunks, &mut |b, i| {
+        counted_loop(b, chunks, IntCC::SignedLessThan, &mut |b, i| {
             let offset = b.ins().imul_imm_u(i, 16);
             self.compute_at(b, srcs, dst, offset, self.vector, false);
         });
         let done = b.ins().imul_imm_u(chunks, self.chunk as i64);
         let rest = b.ins().isub(total, done);
-        counted_loop(b, rest, &mut |b, i| {
+        counted_loop(b, rest, IntCC::SignedLessThan, &mut |b, i| {
             let index = b.ins().iadd(done, i);
             let offset = b.ins().imul_imm_u(index, eb);
             self.compute_at(b, srcs, dst, offset, self.scalar, false);
         });
     }
-}
-
-fn flags() -> MemFlagsData {
-    MemFlagsData::new()
-        .with_endianness(Endianness::Little)
-        .with_notrap()
-}
-
-/// Emits `for i in 0..count { body(i) }`.
-fn counted_loop(
-    b: &mut FunctionBuilder,
-    count: Value,
-    body: &mut dyn FnMut(&mut FunctionBuilder, Value),
-) {
-    let head = b.create_block();
-    let body_block = b.create_block();
-    let exit = b.create_block();
-    b.append_block_param(head, types::I64);
-    let zero = b.ins().iconst(types::I64, 0);
-    b.ins().jump(head, &[zero.into()]);
-    b.switch_to_block(head);
-    let i = b.block_params(head)[0];
-    let more = b.ins().icmp(IntCC::SignedLessThan, i, count);
-    b.ins().brif(more, body_block, &[], exit, &[]);
-    b.switch_to_block(body_block);
-    body(b, i);
-    let next = b.ins().iadd_imm_u(i, 1);
-    b.ins().jump(head, &[next.into()]);
-    b.switch_to_block(exit);
 }
 
 /// A compiled arithmetic batch kernel, from [`Jit::compile_arith`]. Holds its [`Jit`], so the

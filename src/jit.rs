@@ -1013,22 +1013,6 @@ fn compile_tiered(
     }
 }
 
-/// The MXCSR an x86-64 kernel runs under: every floating-point exception masked, no
-/// flush-to-zero and no denormals-are-zero (the conversions produce and read subnormals,
-/// whatever the calling thread set), and the rounding control (bits 13-14) of `rounding`: the
-/// kernel's [`kernel::Built::rounding_control`], nearest-even for all but the `mxcsr` rows'
-/// recipes. Data on every host: [`CodeCompiler`] records it for x86-64 code compiled anywhere,
-/// and the x86-64 host loads it.
-pub(crate) const fn mxcsr_for(rounding: Rounding) -> u32 {
-    let rc = match rounding {
-        Rounding::Rte => 0,
-        Rounding::Rtn => 1,
-        Rounding::Rtp => 2,
-        Rounding::Rtz => 3,
-    };
-    0x1f80 | rc << 13
-}
-
 /// Compiles batch kernels to machine code exactly as a [`Jit`] of the same flag set, tier and
 /// static mode compiles them (the same ISA settings, the same compile path), without installing
 /// them, so without needing a CPU of that flag set: for recording which machine code a check
@@ -1121,7 +1105,7 @@ impl CodeCompiler {
             bytes: code.bytes,
             alignment: code.alignment,
             granule: code.granule,
-            mxcsr: mxcsr_for(code.rounding_control),
+            mxcsr: crate::fp_control::mxcsr_for(code.rounding_control),
         })
     }
 }

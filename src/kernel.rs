@@ -431,16 +431,21 @@ fn build_with_recipe_into(
     b.finalize(frontend);
 }
 
-fn flags() -> MemFlagsData {
+/// The memory flags of every load and store of a kernel's buffers (conversion, arithmetic and
+/// AOT kernels alike): little-endian, and no trap (the caller passes valid buffers).
+pub(crate) fn mem_flags() -> MemFlagsData {
     MemFlagsData::new()
         .with_endianness(Endianness::Little)
         .with_notrap()
 }
 
-/// Emits `for i in 0..count { body(i) }` with the body given the loop index.
-fn counted_loop(
+/// Emits `for i in 0..count { body(i) }` with the body given the loop index, `less` the
+/// comparison of the index with `count` (`SignedLessThan` for the JIT's kernels,
+/// `UnsignedLessThan` for the AOT entry points' `size_t`). The loop of every kernel.
+pub(crate) fn counted_loop(
     b: &mut FunctionBuilder,
     count: Value,
+    less: IntCC,
     body: &mut dyn FnMut(&mut FunctionBuilder, Value),
 ) {
     let start = b.ins().iconst(types::I64, 0);
@@ -452,7 +457,7 @@ fn counted_loop(
 
     b.switch_to_block(head);
     let i = b.block_params(head)[0];
-    let more = b.ins().icmp(IntCC::SignedLessThan, i, count);
+    let more = b.ins().icmp(less, i, count);
     b.ins().brif(more, body_block, &[], exit, &[]);
 
     b.switch_to_block(body_block);
@@ -498,21 +503,21 @@ fn build_convert(
     let lanes = conv.src().lanes();
     let convert_at = |b: &mut FunctionBuilder, index: Value, lane: usize, stride: usize| {
         let from = address(b, src, index, sb * stride, sb * lane);
-        let x = b.ins().load(src_ty, flags(), from, 0);
+        let x = b.ins().load(src_ty, mem_flags(), from, 0);
         let y = emit_element(b, conv, static_mode, x);
         let to = address(b, dst, index, db * stride, db * lane);
-        b.ins().store(flags(), y, to, 0);
+        b.ins().store(mem_flags(), y, to, 0);
     };
     if layout.stride(conv.src().width) != lanes {
         // Aligned 3-component vectors: three lanes and a zeroed padding element per vector.
         debug_assert_eq!(conv.src().width, Width::W3);
-        counted_loop(b, vectors, &mut |b, v| {
+        counted_loop(b, vectors, IntCC::SignedLessThan, &mut |b, v| {
             for lane in 0..3 {
                 convert_at(b, v, lane, 4);
             }
             let zero = zero_of(b, dst_ty);
             let to = address(b, dst, v, db * 4, db * 3);
-            b.ins().store(flags(), zero, to, 0);
+            b.ins().store(mem_flags(), zero, to, 0);
         });
         return;
     }
@@ -544,10 +549,10 @@ fn build_convert(
                 (in_iter, out_iter),
                 &mut |b, p, q| {
                     for u in 0..unroll {
-                        let x = b.ins().load(src_ty, flags(), p, (u * sb) as i32);
+                        let x = b.ins().load(src_ty, mem_flags(), p, (u * sb) as i32);
                         let y = emit_element(b, conv, static_mode, x);
                         let y = integer_bits_of(b, y);
-                        b.ins().store(flags(), y, q, (u * db) as i32);
+                        b.ins().store(mem_flags(), y, q, (u * db) as i32);
                     }
                 },
             )
@@ -644,7 +649,7 @@ fn vector_loop(
             let inputs: Vec<Value> = (0..k_in)
                 .map(|j| {
                     let offset = (u * per_block * sb + 16 * j) as i32;
-                    b.ins().load(src_vec, flags(), p, offset)
+                    b.ins().load(src_vec, mem_flags(), p, offset)
                 })
                 .collect();
             let outputs = emit(b, spec, &inputs);
@@ -652,7 +657,7 @@ fn vector_loop(
             for (j, v) in outputs.into_iter().enumerate() {
                 let v = crate::lower::bitcast_le(b, dst_vec, v);
                 let offset = (u * per_block * db + 16 * j) as i32;
-                b.ins().store(flags(), v, q, offset);
+                b.ins().store(mem_flags(), v, q, offset);
             }
         }
     });
@@ -736,31 +741,31 @@ fn build_copy(
         let total = b.ins().imul_imm_u(vectors, copy as i64);
         let chunk_ty = if vector { types::I8X16 } else { types::I64 };
         let chunks = b.ins().ushr_imm_u(total, widest.trailing_zeros() as i64);
-        counted_loop(b, chunks, &mut |b, i| {
+        counted_loop(b, chunks, IntCC::SignedLessThan, &mut |b, i| {
             let from = address(b, src, i, widest, 0);
-            let v = b.ins().load(chunk_ty, flags(), from, 0);
+            let v = b.ins().load(chunk_ty, mem_flags(), from, 0);
             let to = address(b, dst, i, widest, 0);
-            b.ins().store(flags(), v, to, 0);
+            b.ins().store(mem_flags(), v, to, 0);
         });
         let done = b.ins().band_imm_u(total, !(widest as i64 - 1));
         let src_rest = b.ins().iadd(src, done);
         let dst_rest = b.ins().iadd(dst, done);
         let rest = b.ins().band_imm_u(total, widest as i64 - 1);
-        counted_loop(b, rest, &mut |b, i| {
+        counted_loop(b, rest, IntCC::SignedLessThan, &mut |b, i| {
             let from = b.ins().iadd(src_rest, i);
-            let v = b.ins().load(types::I8, flags(), from, 0);
+            let v = b.ins().load(types::I8, mem_flags(), from, 0);
             let to = b.ins().iadd(dst_rest, i);
-            b.ins().store(flags(), v, to, 0);
+            b.ins().store(mem_flags(), v, to, 0);
         });
         return;
     }
-    counted_loop(b, vectors, &mut |b, v| {
+    counted_loop(b, vectors, IntCC::SignedLessThan, &mut |b, v| {
         let from = address(b, src, v, src_stride, 0);
         let to = address(b, dst, v, dst_stride, 0);
         let mut offset = 0;
         for (size, ty) in chunk_sizes(copy, widest) {
-            let x = b.ins().load(ty, flags(), from, offset as i32);
-            b.ins().store(flags(), x, to, offset as i32);
+            let x = b.ins().load(ty, mem_flags(), from, offset as i32);
+            b.ins().store(mem_flags(), x, to, offset as i32);
             offset += size;
         }
         for (size, ty) in chunk_sizes(zeros, widest) {
@@ -770,7 +775,7 @@ fn build_copy(
             } else {
                 int_const(b, ty, 0)
             };
-            b.ins().store(flags(), zero, to, offset as i32);
+            b.ins().store(mem_flags(), zero, to, offset as i32);
             offset += size;
         }
     });

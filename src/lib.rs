@@ -61,6 +61,8 @@ pub mod arith_kernel;
 pub mod buffer;
 #[cfg(feature = "jit")]
 mod code_memory;
+#[cfg(any(feature = "jit", feature = "aot"))]
+mod fp_control;
 #[cfg(feature = "jit")]
 mod host;
 #[cfg(feature = "jit")]

@@ -11,19 +11,9 @@ pub(crate) fn check() -> Result<(), String> {
     Ok(())
 }
 
-/// The FPCR a kernel runs under: RMode (bits 23:22: RN 0, RP 1, RM 2, RZ 3) of `rounding`, the
-/// kernel's [`crate::kernel::Built::rounding_control`] (nearest-even for all but the `fpcr`
-/// rows' recipes), and every other bit 0: no flush-to-zero (FZ, FZ16), no default NaN (DN: NaN
-/// payloads pass through, as the reference says), IEEE half-precision (AHP) and no traps,
-/// whatever the calling thread set. The same word as the AOT entry points' (`clconv::aot`).
+/// The FPCR a kernel runs under ([`crate::fp_control::fpcr_for`]): the AOT entry points' word.
 pub(crate) fn control_for(rounding: Rounding) -> Control {
-    let rmode = match rounding {
-        Rounding::Rte => 0,
-        Rounding::Rtp => 1,
-        Rounding::Rtn => 2,
-        Rounding::Rtz => 3,
-    };
-    Control(rmode << 22)
+    Control(crate::fp_control::fpcr_for(rounding))
 }
 
 /// Calls the kernel at `entry` with the integer arguments `args` (in order: a conversion

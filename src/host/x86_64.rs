@@ -12,9 +12,9 @@ pub(crate) fn check() -> Result<(), String> {
     Ok(())
 }
 
-/// The MXCSR a kernel runs under ([`crate::jit::mxcsr_for`]).
+/// The MXCSR a kernel runs under ([`crate::fp_control::mxcsr_for`]).
 pub(crate) fn control_for(rounding: Rounding) -> Control {
-    Control(crate::jit::mxcsr_for(rounding))
+    Control(crate::fp_control::mxcsr_for(rounding))
 }
 
 /// Calls the kernel at `entry` with the integer arguments `args` (in order: a conversion
