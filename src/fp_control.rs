@@ -24,7 +24,9 @@ pub(crate) const fn mxcsr_for(rounding: Rounding) -> u32 {
 /// `rounding`, the kernel's [`crate::kernel::Built::rounding_control`] (nearest-even for all
 /// but the `fpcr` rows' recipes), and every other bit 0: no flush-to-zero (FZ, FZ16), no
 /// default NaN (DN: NaN payloads pass through, as the reference says), IEEE half-precision
-/// (AHP) and no traps, whatever the calling thread set.
+/// (AHP) and no traps, whatever the calling thread set. Loaded by the AOT entry points and the
+/// JIT on an aarch64 host only.
+#[cfg(any(feature = "aot", all(feature = "jit", target_arch = "aarch64")))]
 pub(crate) const fn fpcr_for(rounding: Rounding) -> u32 {
     let rmode = match rounding {
         Rounding::Rte => 0,
@@ -40,14 +42,19 @@ mod tests {
     use super::*;
 
     /// The words as the architecture manuals lay them out: MXCSR 0x1f80 is every exception
-    /// masked with RC nearest; RC is bits 13-14 (01 down, 10 up, 11 toward zero); FPCR.RMode is
-    /// bits 22-23 (01 plus infinity, 10 minus infinity, 11 zero).
+    /// masked with RC nearest; RC is bits 13-14 (01 down, 10 up, 11 toward zero).
     #[test]
-    fn control_words() {
+    fn mxcsr_words() {
         assert_eq!(mxcsr_for(Rounding::Rte), 0x1f80);
         assert_eq!(mxcsr_for(Rounding::Rtn), 0x3f80);
         assert_eq!(mxcsr_for(Rounding::Rtp), 0x5f80);
         assert_eq!(mxcsr_for(Rounding::Rtz), 0x7f80);
+    }
+
+    /// FPCR.RMode is bits 22-23 (01 plus infinity, 10 minus infinity, 11 zero).
+    #[cfg(any(feature = "aot", all(feature = "jit", target_arch = "aarch64")))]
+    #[test]
+    fn fpcr_words() {
         assert_eq!(fpcr_for(Rounding::Rte), 0);
         assert_eq!(fpcr_for(Rounding::Rtp), 0x0040_0000);
         assert_eq!(fpcr_for(Rounding::Rtn), 0x0080_0000);
