@@ -52,10 +52,14 @@ usage:
       skips the runs whose exact machine code FILE proves and appends a line per kernel swept;
       --state FILE skips the runs FILE lists as passed and appends each result to it; --inputs N
       takes only the first N inputs; --reference-all checks every input with the reference (slow).
-  clconv check --exhaustive --status [FILTER] [--ledger FILE] [--flags FLAGS] [--tier T] [--verbose]
+      --wide: the conversions from long, ulong and double instead, each on the seed budget of
+      16,777,216 inputs (16 seeds) built around their rounding decisions.
+  clconv check --exhaustive --status [FILTER] [--wide] [--ledger FILE] [--flags FLAGS] [--tier T]
+               [--verbose]
       Compile every run for sse2, sse4.1, avx2 and avx512 on both tiers (no such CPU needed) and
       count the runs whose machine code the ledger (default: the repository's
-      verification/ledger.tsv) proves. Status 1 only if it records a failure of this build's code.
+      verification/ledger.tsv, with --wide verification/ledger-64.tsv) proves. Status 1 only if
+      it records a failure of this build's code.
   clconv report [--write]
       The lowering report: instructions per element and recipe, per conversion and target
       (--write: regenerate lowering-tables/REPORT.md).
@@ -348,6 +352,10 @@ pub struct CheckArgs {
     /// With --exhaustive: check every input with the reference (slow)
     #[arg(long)]
     pub reference_all: bool,
+    /// With --exhaustive: the conversions from long, ulong and double, each on the seed budget
+    /// (16 seeds, 16,777,216 inputs; with --status, default ledger verification/ledger-64.tsv)
+    #[arg(long, verbatim_doc_comment)]
+    pub wide: bool,
 }
 
 /// `--flags FLAGS`, as `show` and `check` take it.

@@ -23,9 +23,14 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Usage> {
     if args.exhaustive {
         return check_exhaustive(args);
     }
-    if args.state.is_some() || args.reference_all || args.ledger.is_some() || args.status {
+    if args.state.is_some()
+        || args.reference_all
+        || args.ledger.is_some()
+        || args.status
+        || args.wide
+    {
         return Err(Usage(
-            "--state, --ledger, --status and --reference-all go with --exhaustive".into(),
+            "--state, --ledger, --status, --wide and --reference-all go with --exhaustive".into(),
         ));
     }
     if args.verbose {
@@ -162,6 +167,7 @@ fn check_exhaustive(args: &CheckArgs) -> Result<ExitCode, Usage> {
         progress: bar.is_none(),
         ledger: args.ledger.as_deref().map(Into::into),
         commit: commit(),
+        wide: args.wide,
     };
     let mut stdout = std::io::stdout().lock();
     let mut report = |r: &RunResult| {
@@ -238,13 +244,17 @@ fn commit() -> String {
 fn status(args: &CheckArgs) -> Result<ExitCode, Usage> {
     if args.state.is_some() || args.reference_all || args.inputs.is_some() || args.seed.is_some() {
         return Err(Usage(
-            "--status takes FILTER, --ledger, --flags, --tier and --verbose only".into(),
+            "--status takes FILTER, --wide, --ledger, --flags, --tier and --verbose only".into(),
         ));
     }
     let filter = args::filter("check", &args.filter)?;
     let path: std::path::PathBuf = match &args.ledger {
         Some(p) => p.into(),
-        None => std::path::Path::new(REPOSITORY).join("verification/ledger.tsv"),
+        None => std::path::Path::new(REPOSITORY).join(if args.wide {
+            "verification/ledger-64.tsv"
+        } else {
+            "verification/ledger.tsv"
+        }),
     };
     if !path.is_file() {
         return Err(Usage(format!(
@@ -262,7 +272,7 @@ fn status(args: &CheckArgs) -> Result<ExitCode, Usage> {
         .rev() // quick first: the cheaper sweeps
         .collect();
     let list = if args.verbose { usize::MAX } else { 5 };
-    let status = ledger::status(&ledger, filter, &flags, &tiers, list, 0)?;
+    let status = ledger::status(&ledger, filter, args.wide, &flags, &tiers, list, 0)?;
     out!("{status}");
     Ok(if status.failures.is_empty() {
         ExitCode::SUCCESS

@@ -184,6 +184,57 @@ fn a_corrupt_ledger_is_an_error_with_its_line_number() {
     );
 }
 
+/// `--wide`: a conversion from a 64-bit source, swept on part of the seed budget, gets a
+/// ledger line; the status counts it as checked only with the whole budget.
+#[test]
+fn wide_runs_are_swept_into_the_ledger_on_the_seed_budget() {
+    const WIDE: &str = "convert_float_rtz(long)";
+    const BUDGET: &str = "16777216";
+    let ledger = Temp::new("wide.tsv");
+    let common = ["--flags", "sse2", "--tier", "quick", "--ledger", ledger.s()];
+    let run = |extra: &[&str]| {
+        let mut args = vec!["check", "--exhaustive", "--wide", WIDE];
+        args.extend(common);
+        args.extend(extra);
+        clconv(&args)
+    };
+    let swept = run(&["--inputs", "1048576"]);
+    assert_eq!(swept.status.code(), Some(0), "{}", stdout(&swept));
+    assert!(stdout(&swept).starts_with(&format!(
+        "PASS\t{WIDE}\tpacked\tsse2/quick\t1048576 inputs\t0 mismatches"
+    )));
+    let lines = ledger.lines();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0].split('\t').nth(7), Some("1048576"));
+    let wide_status = || run(&["--status"]);
+    let s = wide_status();
+    assert_eq!(s.status.code(), Some(0), "{}", stdout(&s));
+    assert!(stdout(&s).starts_with("sse2 quick: 0 of 1 runs checked on the seed budget\n"));
+    // The same machine code over the whole budget: checked.
+    let whole = lines[0].replace("\t1048576\t", &format!("\t{BUDGET}\t"));
+    std::fs::write(&ledger.0, format!("{whole}\n")).unwrap();
+    let out = stdout(&wide_status());
+    assert!(
+        out.starts_with("sse2 quick: 1 of 1 runs checked on the seed budget\n"),
+        "{out}"
+    );
+    assert!(out.ends_with(&format!(
+        "1 of 1 runs from 64-bit sources checked on the seed budget ({BUDGET} inputs each) on \
+         this build's machine code (1 flag sets, quick tier), 0 mismatches recorded\n"
+    )));
+    // A narrow conversion is not one of them, and --wide needs --exhaustive.
+    for args in [
+        vec!["check", "--exhaustive", "--wide", "convert_int_rtz(float)"],
+        vec!["check", "--wide", WIDE],
+    ] {
+        let o = clconv(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("--wide"), "{err}");
+    }
+}
+
 #[test]
 fn ledger_options_need_exhaustive() {
     let ledger = Temp::new("usage.tsv");

@@ -408,7 +408,7 @@ pub(crate) fn source_buffer(
 /// length (so every magnitude is as likely as the largest), or, every other draw, a rounding
 /// near-tie for half, float or double (p + 1 or p + 2 significant bits ending in 1, at a random
 /// position), with a random sign for signed types.
-fn structured_integer(t: ScalarType, rng: &mut Rng) -> u64 {
+pub(crate) fn structured_integer(t: ScalarType, rng: &mut Rng) -> u64 {
     let bits = t.bits();
     let r = rng.next_u64();
     let magnitude_bits = bits - t.is_signed_integer() as u32;

@@ -572,6 +572,9 @@ pub struct Status {
     pub failures: Vec<Entry>,
     /// How many of the unproven runs each row lists by name (`usize::MAX`: all).
     pub list: usize,
+    /// The runs are the conversions from 64-bit sources, proven on the seed budget
+    /// ([`exhaustive::plan_wide`]), not over every input.
+    pub wide: bool,
 }
 
 impl Status {
@@ -588,10 +591,15 @@ impl Status {
 
 impl fmt::Display for Status {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let proven = if self.wide {
+            "runs checked on the seed budget"
+        } else {
+            "runs proven"
+        };
         for row in &self.rows {
             writeln!(
                 f,
-                "{} {}: {} of {} runs proven",
+                "{} {}: {} of {} {proven}",
                 row.flags.name(),
                 row.tier.name(),
                 row.proven,
@@ -605,13 +613,18 @@ impl fmt::Display for Status {
                     r.layout.name()
                 )?;
             }
+            let not = if self.wide {
+                "not checked"
+            } else {
+                "not proven"
+            };
             for r in row.unproven.iter().take(self.list) {
-                writeln!(f, "  not proven: {} {}", r.request, r.layout.name())?;
+                writeln!(f, "  {not}: {} {}", r.request, r.layout.name())?;
             }
             if row.unproven.len() > self.list {
                 writeln!(
                     f,
-                    "  ... and {} more not proven (--verbose lists them all)",
+                    "  ... and {} more {not} (--verbose lists them all)",
                     row.unproven.len() - self.list
                 )?;
             }
@@ -634,9 +647,17 @@ impl fmt::Display for Status {
                 _ => "optimised tier",
             }
         };
+        let what = if self.wide {
+            format!(
+                "runs from 64-bit sources checked on the seed budget ({} inputs each)",
+                exhaustive::WIDE_INPUTS
+            )
+        } else {
+            "runs proven".into()
+        };
         write!(
             f,
-            "{} of {} runs proven on this build's machine code ({} flag sets, {}), {} mismatches recorded",
+            "{} of {} {what} on this build's machine code ({} flag sets, {}), {} mismatches recorded",
             self.proven(),
             self.total(),
             flag_sets,
@@ -647,17 +668,25 @@ impl fmt::Display for Status {
 }
 
 /// Compiles every run of every flag set of `flags` in every tier of `tiers` (the runs of
-/// [`exhaustive::plan`] for `filter`) and looks each kernel's [`fingerprint`] up in `ledger`.
-/// `list`: how many unproven runs per row to name. Needs no CPU of those flag sets.
+/// [`exhaustive::plan`] for `filter`, or with `wide` of [`exhaustive::plan_wide`]) and looks
+/// each kernel's [`fingerprint`] up in `ledger`. `list`: how many unproven runs per row to
+/// name. Needs no CPU of those flag sets.
+#[allow(clippy::too_many_arguments)]
 pub fn status(
     ledger: &Ledger,
     filter: &str,
+    wide: bool,
     flags: &[X64Flags],
     tiers: &[Tier],
     list: usize,
     threads: usize,
 ) -> Result<Status, LedgerError> {
-    let groups = exhaustive::plan(filter).map_err(|e| LedgerError::Compile {
+    let groups = if wide {
+        exhaustive::plan_wide(filter)
+    } else {
+        exhaustive::plan(filter)
+    }
+    .map_err(|e| LedgerError::Compile {
         what: "the plan".into(),
         why: e.to_string(),
     })?;
@@ -700,6 +729,7 @@ pub fn status(
         rows,
         failures,
         list,
+        wide,
     })
 }
 
