@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The exhaustive sweeps into verification/ledger.tsv, cheapest first: every 8- and 16-bit
-# source on each flag set and tier (seconds each), then the 32-bit sources (hours each on two
-# cores). Resumable: every command skips the runs whose machine code the ledger already proves,
-# and the ledger is appended after each group. Runs at the lowest priority.
+# source on each flag set and tier (seconds each), then the 64-bit sources on their seed budget
+# into verification/ledger-64.tsv (`--wide`: about an hour per flag set and tier on two cores),
+# then the 32-bit sources (hours each on two cores). Resumable: every command skips the runs
+# whose machine code its ledger already proves, and the ledger is appended after each group.
+# Runs at the lowest priority.
 #
 #   scripts/ledger-sweep.sh [CLCONV] [FLAGS...]     # default: target/release/clconv; sse2 sse4.1 avx2
 #
@@ -17,11 +19,20 @@ flags=("$@")
 ledger=verification/ledger.tsv
 # Status 1 (a run failed: the ledger has its FAIL line) goes on to the next sweep; 2 stops.
 sweep() { nice -n 19 "$clconv" check --exhaustive "$@" --ledger "$ledger" || [ $? -eq 1 ]; }
+sweep_wide() {
+    nice -n 19 "$clconv" check --exhaustive --wide "$@" --ledger verification/ledger-64.tsv ||
+        [ $? -eq 1 ]
+}
 for f in "${flags[@]}"; do
     for t in quick optimised; do
         for src in '(char' '(uchar' '(short' '(ushort' '(half'; do
             sweep "$src" --flags "$f" --tier "$t"
         done
+    done
+done
+for f in "${flags[@]}"; do
+    for t in quick optimised; do
+        sweep_wide --flags "$f" --tier "$t"
     done
 done
 for f in "${flags[@]}"; do
