@@ -1866,10 +1866,15 @@ pub fn wide_inputs(t: ScalarType, seed: u64, n: usize, specials: &[u64]) -> Vec<
         out.extend(specials.iter().take(n));
     }
     let mut rng = Rng::new(0x7769_6465_0000_0000 ^ seed << 8 ^ t as u64);
+    let edges = if t.is_integer() {
+        check::integer_edges(t)
+    } else {
+        Vec::new()
+    };
     while out.len() < n {
         out.push(match t {
             ScalarType::Double => wide_double(&mut rng),
-            _ => wide_integer(t, &mut rng),
+            _ => wide_integer(t, &edges, &mut rng),
         });
     }
     out
@@ -1947,7 +1952,8 @@ fn wide_double(rng: &mut Rng) -> u64 {
     }
 }
 
-fn wide_integer(t: ScalarType, rng: &mut Rng) -> u64 {
+/// `edges`: [`check::integer_edges`] of `t`.
+fn wide_integer(t: ScalarType, edges: &[u64], rng: &mut Rng) -> u64 {
     let r = rng.next_u64();
     let signed = t.is_signed_integer();
     let v = match r % 8 {
@@ -1955,7 +1961,6 @@ fn wide_integer(t: ScalarType, rng: &mut Rng) -> u64 {
         1..=3 => check::structured_integer(t, rng),
         // Just below and above every integer type's edges.
         4 => {
-            let edges = check::integer_edges(t);
             let edge = edges[((r >> 8) % edges.len() as u64) as usize];
             edge.wrapping_add((r >> 32) % 9).wrapping_sub(4)
         }
