@@ -47,6 +47,11 @@
 //! (the per-element lowering that also finishes every vector kernel's tail), so that lowering
 //! too sees every input.
 //!
+//! The conversions from 64-bit sources (`long`, `ulong`, `double`: 2^64 inputs) go through the
+//! same machinery on a fixed *seed budget* instead ([`Options::wide`], [`plan_wide`]):
+//! [`WIDE_INPUTS`] inputs per run from [`wide_inputs`], drawn around rounding decisions, the
+//! special inputs of [`check::inputs`] first and each of those compared with the reference.
+//!
 //! ```
 //! use clconv_verify::exhaustive::{self, Options};
 //! // The first 100,000 inputs of one request (all 2^32: leave `inputs` at None).
@@ -87,7 +92,7 @@ pub const SAMPLE_EVERY: usize = 64;
 const CHUNK: usize = 1 << 20;
 
 /// The seed budget of a conversion from a 64-bit source (`--wide`): this many seeds, each
-/// giving one chunk of [`WIDE_INPUTS`]` / WIDE_SEEDS` inputs ([`wide_inputs`]).
+/// giving 1,048,576 inputs ([`wide_inputs`]).
 pub const WIDE_SEEDS: u64 = 16;
 
 /// Inputs per conversion from a 64-bit source in its seed budget: 16,777,216.
