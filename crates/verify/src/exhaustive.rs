@@ -88,15 +88,20 @@ use std::time::{Duration, Instant};
 /// One input in this many (on average) is also compared with the soft-float reference.
 pub const SAMPLE_EVERY: usize = 64;
 
-/// Inputs per unit of work handed to a thread.
-const CHUNK: usize = 1 << 20;
+/// Inputs per unit of work handed to a thread, for a source of at most 32 bits: small enough
+/// that a chunk's buffers (inputs, expected results, the kernel's destination) stay in a
+/// core's L2 cache between the fast path, the kernels and the comparison.
+const CHUNK: usize = 1 << 16;
+
+/// Inputs per seed of the seed budget (one unit of work each).
+const WIDE_SEED_INPUTS: usize = 1 << 20;
 
 /// The seed budget of a conversion from a 64-bit source (`--wide`): this many seeds, each
 /// giving 1,048,576 inputs ([`wide_inputs`]).
 pub const WIDE_SEEDS: u64 = 16;
 
 /// Inputs per conversion from a 64-bit source in its seed budget: 16,777,216.
-pub const WIDE_INPUTS: u64 = WIDE_SEEDS * CHUNK as u64;
+pub const WIDE_INPUTS: u64 = WIDE_SEEDS * WIDE_SEED_INPUTS as u64;
 
 /// Bytes after each destination that the kernel must leave alone.
 const GUARD: usize = 64;
@@ -1331,13 +1336,19 @@ fn run_group(
         s.dedup();
         s
     };
+    let chunk = if group.is_wide() {
+        WIDE_SEED_INPUTS
+    } else {
+        CHUNK
+    };
     let shared = Shared {
         group,
         runs,
         kernels: &kernels,
         reference: ElementConverter::new(&group.conversion, Rounding::Rte),
         inputs,
-        chunks: inputs.div_ceil(CHUNK as u64) as usize,
+        chunk,
+        chunks: inputs.div_ceil(chunk as u64) as usize,
         next: AtomicUsize::new(0),
         specials: &specials,
         options,
@@ -1387,6 +1398,8 @@ struct Shared<'a> {
     kernels: &'a [Result<Kernel, String>],
     reference: ElementConverter,
     inputs: u64,
+    /// Inputs per chunk: [`CHUNK`], or a seed's [`WIDE_SEED_INPUTS`].
+    chunk: usize,
     chunks: usize,
     next: AtomicUsize,
     specials: &'a [u64],
@@ -1420,7 +1433,7 @@ impl<'a> Worker<'a> {
     fn new(shared: &'a Shared<'a>) -> Worker<'a> {
         let sb = shared.group.converter.src.bytes();
         let db = shared.group.converter.dst.bytes();
-        let n = CHUNK.min(shared.inputs as usize) + PAD;
+        let n = shared.chunk.min(shared.inputs as usize) + PAD;
         let aligned_vectors = n.div_ceil(3);
         Worker {
             shared,
@@ -1443,8 +1456,8 @@ impl<'a> Worker<'a> {
             if chunk >= shared.chunks {
                 return self.stats;
             }
-            let start = chunk as u64 * CHUNK as u64;
-            let n = (shared.inputs - start).min(CHUNK as u64) as usize;
+            let start = chunk as u64 * shared.chunk as u64;
+            let n = (shared.inputs - start).min(shared.chunk as u64) as usize;
             self.chunk(chunk, start, n);
             shared
                 .progress
