@@ -2180,19 +2180,7 @@ mod tests {
         let mut group = groups[0].clone();
         // The rtp function instead of rtn: wrong on every inexact input.
         group.converter.rounding = Rounding::Rtp;
-        let jit = Jit::new().unwrap();
-        let options = Options::default();
-        let progress = Progress::new(1, false);
-        let out = run_group(
-            &jit,
-            &group,
-            &group.runs,
-            1 << 20,
-            &options,
-            2,
-            &progress,
-            0,
-        );
+        let out = run_on(&group, 1 << 20);
         assert!(out.fast_path_errors > 0);
         assert_eq!(out.runs[0].mismatches, 0, "{:?}", out.runs[0]);
         assert!(out.runs[0].corrections > 0);
@@ -2206,26 +2194,39 @@ mod tests {
         }
     }
 
+    /// `group` with the element function (reference and fast path) of `name`, which its
+    /// kernels do not compute.
+    fn against(group: &Group, name: &str) -> Group {
+        let conversion = conversion(name);
+        Group {
+            converter: FastConverter::new(&conversion, Rounding::Rte),
+            conversion,
+            runs: group.runs.clone(),
+        }
+    }
+
+    /// Runs `group`'s kernels over its first `inputs` inputs on two threads, default options.
+    fn run_on(group: &Group, inputs: u64) -> GroupOutcome {
+        let jit = Jit::new().unwrap();
+        let progress = Progress::new(1, false);
+        run_group(
+            &jit,
+            group,
+            &group.runs,
+            inputs,
+            &Options::default(),
+            2,
+            &progress,
+            0,
+        )
+    }
+
     /// A kernel that computes another function than the reference's is a mismatch: here the
     /// rtn kernels run against the rtp fast path and reference.
     #[test]
     fn a_wrong_kernel_is_a_mismatch() {
-        let mut group = plan("convert_short3_sat_rtn(float3)").unwrap()[0].clone();
-        group.conversion = conversion("convert_short_sat_rtp(float)");
-        group.converter = FastConverter::new(&group.conversion, Rounding::Rte);
-        let jit = Jit::new().unwrap();
-        let progress = Progress::new(1, false);
-        let options = Options::default();
-        let out = run_group(
-            &jit,
-            &group,
-            &group.runs,
-            1 << 20,
-            &options,
-            2,
-            &progress,
-            0,
-        );
+        let group = &plan("convert_short3_sat_rtn(float3)").unwrap()[0];
+        let out = run_on(&against(group, "convert_short_sat_rtp(float)"), 1 << 20);
         assert_eq!(out.runs.len(), 2); // packed and aligned
         for run in &out.runs {
             assert!(run.mismatches > 0, "{run:?}");
@@ -2350,22 +2351,8 @@ mod tests {
         assert_eq!(summary.inputs, 2 * (3 << 20));
         assert_eq!(summary.fast_path_errors, 0);
         // The rtp conversion's kernels against the rtn function: mismatches.
-        let mut group = plan_wide("convert_int3_sat_rtn(double3)").unwrap()[0].clone();
-        group.conversion = conversion("convert_int_sat_rtp(double)");
-        group.converter = FastConverter::new(&group.conversion, Rounding::Rte);
-        let jit = Jit::new().unwrap();
-        let progress = Progress::new(1, false);
-        let options = Options::default();
-        let out = run_group(
-            &jit,
-            &group,
-            &group.runs,
-            1 << 20,
-            &options,
-            2,
-            &progress,
-            0,
-        );
+        let group = &plan_wide("convert_int3_sat_rtn(double3)").unwrap()[0];
+        let out = run_on(&against(group, "convert_int_sat_rtp(double)"), 1 << 20);
         for run in &out.runs {
             assert!(run.mismatches > 1000, "{run:?}");
         }
@@ -2377,11 +2364,8 @@ mod tests {
         let mut group = plan("convert_short_sat_rtn(float)").unwrap()[0].clone();
         group.conversion = conversion("convert_short_sat_rtp(float)");
         // The fast path stays rtn: it agrees with the (rtn) kernel everywhere.
-        let jit = Jit::new().unwrap();
-        let progress = Progress::new(1, false);
-        let options = Options::default();
         let inputs = 1 << 24;
-        let out = run_group(&jit, &group, &group.runs, inputs, &options, 2, &progress, 0);
+        let out = run_on(&group, inputs);
         let run = &out.runs[0];
         assert!(out.fast_path_errors > 0);
         assert!(run.mismatches > 0, "{run:?}");
