@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The exhaustive sweeps into verification/ledger.tsv, cheapest first: every 8- and 16-bit
 # source on each flag set and tier (seconds each), then the 64-bit sources on their seed budget
-# into verification/ledger-64.tsv (`--wide`: about an hour per flag set and tier on two cores),
+# into verification/ledger-64.tsv (`--wide`: 2 to 6 minutes per flag set and tier on two cores),
 # then the 32-bit sources (hours each on two cores). Resumable: every command skips the runs
 # whose machine code its ledger already proves, and the ledger is appended after each group.
 # Runs at the lowest priority.
@@ -18,25 +18,25 @@ flags=("$@")
 [ ${#flags[@]} -gt 0 ] || flags=(sse2 sse4.1 avx2)
 ledger=verification/ledger.tsv
 # Status 1 (a run failed: the ledger has its FAIL line) goes on to the next sweep; 2 stops.
-sweep() { nice -n 19 "$clconv" check --exhaustive "$@" --ledger "$ledger" || [ $? -eq 1 ]; }
-sweep_wide() {
-    nice -n 19 "$clconv" check --exhaustive --wide "$@" --ledger verification/ledger-64.tsv ||
-        [ $? -eq 1 ]
+sweep() {
+    local into=$1
+    shift
+    nice -n 19 "$clconv" check --exhaustive "$@" --ledger "$into" || [ $? -eq 1 ]
 }
 for f in "${flags[@]}"; do
     for t in quick optimised; do
         for src in '(char' '(uchar' '(short' '(ushort' '(half'; do
-            sweep "$src" --flags "$f" --tier "$t"
+            sweep "$ledger" "$src" --flags "$f" --tier "$t"
         done
     done
 done
 for f in "${flags[@]}"; do
     for t in quick optimised; do
-        sweep_wide --flags "$f" --tier "$t"
+        sweep verification/ledger-64.tsv --wide --flags "$f" --tier "$t"
     done
 done
 for f in "${flags[@]}"; do
     for t in quick optimised; do
-        sweep --flags "$f" --tier "$t"
+        sweep "$ledger" --flags "$f" --tier "$t"
     done
 done
