@@ -591,10 +591,18 @@ impl Status {
 
 impl fmt::Display for Status {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let proven = if self.wide {
-            "runs checked on the seed budget"
+        // The seed budget checks, it does not prove: its lines say so.
+        let (proven, not, total) = if self.wide {
+            (
+                "runs checked on the seed budget",
+                "not checked",
+                format!(
+                    "runs from 64-bit sources checked on the seed budget ({} inputs each)",
+                    exhaustive::WIDE_INPUTS
+                ),
+            )
         } else {
-            "runs proven"
+            ("runs proven", "not proven", "runs proven".to_string())
         };
         for row in &self.rows {
             writeln!(
@@ -613,11 +621,6 @@ impl fmt::Display for Status {
                     r.layout.name()
                 )?;
             }
-            let not = if self.wide {
-                "not checked"
-            } else {
-                "not proven"
-            };
             for r in row.unproven.iter().take(self.list) {
                 writeln!(f, "  {not}: {} {}", r.request, r.layout.name())?;
             }
@@ -647,17 +650,9 @@ impl fmt::Display for Status {
                 _ => "optimised tier",
             }
         };
-        let what = if self.wide {
-            format!(
-                "runs from 64-bit sources checked on the seed budget ({} inputs each)",
-                exhaustive::WIDE_INPUTS
-            )
-        } else {
-            "runs proven".into()
-        };
         write!(
             f,
-            "{} of {} {what} on this build's machine code ({} flag sets, {}), {} mismatches recorded",
+            "{} of {} {total} on this build's machine code ({} flag sets, {}), {} mismatches recorded",
             self.proven(),
             self.total(),
             flag_sets,
