@@ -86,7 +86,7 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     // one F32X4, a uchar4 comes back in the low 4 lanes of one I8X16. Given the ISA, clconv
     // emits the vector recipe its lowering table picks (roundps, cvttps2dq, two packs) rather
     // than four scalar conversions.
-    let lowering = Lowering::new().with_isa(isa.clone());
+    let lowering = Lowering::for_isa(&*isa)?;
     let parts = lowering.convert_vector(&mut b, &to_rgba8, &[scaled])?;
     // The 4 bytes are lane 0 of the same bits seen as I32X4 (a lane-count-changing bitcast
     // needs an explicit byte order); one 32-bit store writes the pixel.

@@ -45,10 +45,10 @@ use crate::buffer::{self, BufferError};
 use crate::code_memory::{Code, CodeMemory};
 use crate::host;
 use crate::kernel;
-use crate::request::{Builtin, Conversion, Request, RequestError};
+use crate::request::{Builtin, Request, RequestError};
 use crate::table::IsaFeatures;
 use crate::target::Target;
-use crate::types::{Extensions, Layout, Rounding, ScalarType, VectorType, Width};
+use crate::types::{Extensions, Layout, Rounding, ScalarType, Width};
 use cranelift_codegen::ir::Function;
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::verifier::verify_function;
@@ -769,15 +769,12 @@ pub fn shared_kernel(request: &Request, layout: Layout) -> (Request, Layout, usi
     let x3 = request.src().width == Width::W3 || request.dst().width == Width::W3;
     match request {
         Request::Convert(c) if !(x3 && layout == Layout::Aligned) => {
-            let scalar = Conversion::new(
-                VectorType::new(c.src().elem, Width::W1),
-                VectorType::new(c.dst().elem, Width::W1),
-                c.saturate(),
-                c.rounding(),
-                Extensions::with_fp16(),
+            // The rules travel with it: `per_element` keeps every field but the width.
+            (
+                Request::Convert(c.per_element()),
+                Layout::Packed,
+                c.src().lanes(),
             )
-            .expect("the scalar form of a valid conversion is valid");
-            (Request::Convert(scalar), Layout::Packed, c.src().lanes())
         }
         _ if x3 => (*request, layout, 1),
         _ => (*request, Layout::Packed, 1),

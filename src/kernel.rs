@@ -321,6 +321,7 @@ fn spec_of(c: &Conversion, static_mode: Rounding) -> BlockSpec {
         dst: c.dst().elem,
         saturate: c.saturate(),
         rounding: c.effective_rounding(static_mode),
+        rules: c.rules(),
     }
 }
 
@@ -653,6 +654,7 @@ fn vector_loop(
                 })
                 .collect();
             let outputs = emit(b, spec, &inputs);
+            let outputs = crate::lower::edges::block(b, spec, outputs);
             debug_assert_eq!(outputs.len(), k_out);
             for (j, v) in outputs.into_iter().enumerate() {
                 let v = crate::lower::bitcast_le(b, dst_vec, v);

@@ -7,8 +7,10 @@
 //!
 //! The layers, one module each:
 //! - [`types`]: scalar and vector types, rounding modes, buffer layouts.
+//! - [`rules`]: what a conversion gives at the edges (out of range, NaN), per language, as data.
 //! - [`request`]: the validated request ([`Request`]: a [`Conversion`] or a [`Reinterpretation`]).
 //! - [`names`]: OpenCL and Itanium/SPIR spellings, parsed and printed.
+//! - [`languages`]: WGSL, HLSL, GLSL and Metal spellings (`wgsl:i32(f32)`), each to a [`Request`].
 //! - [`buffer`]: how many vectors a pair of byte buffers holds, and the errors when they do not fit.
 //! - [`reference`](mod@reference): the reference interpreter on soft-float (`rustc_apfloat`),
 //!   the oracle.
@@ -69,10 +71,12 @@ mod host;
 #[cfg_attr(docsrs, doc(cfg(feature = "jit")))]
 pub mod jit;
 pub mod kernel;
+pub mod languages;
 pub mod lower;
 pub mod names;
 pub mod reference;
 pub mod request;
+pub mod rules;
 #[cfg(feature = "spirv")]
 #[cfg_attr(docsrs, doc(cfg(feature = "spirv")))]
 pub mod spirv;

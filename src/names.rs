@@ -7,7 +7,7 @@
 //! ```text
 //! request  = opencl | mangled
 //! opencl   = builtin ws* "(" ws* type ws* ")" ws*
-//! builtin  = "convert_" type ["_sat"] ["_rte" | "_rtz" | "_rtp" | "_rtn"]
+//! builtin  = "convert_" type ["_sat" | "_satsrc"] ["_rte" | "_rtz" | "_rtp" | "_rtn"]
 //!          | "as_" type
 //! type     = ("char" | "uchar" | "short" | "ushort" | "int" | "uint" | "long" | "ulong"
 //!             | "half" | "float" | "double") ["2" | "3" | "4" | "8" | "16"]
@@ -32,6 +32,7 @@
 //! echo at most 80 characters of the input.
 
 use crate::request::{Builtin, Request, RequestError};
+use crate::rules::Rules;
 use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
 
 /// Longest input looked at. The longest legal name is under 40 bytes; the rest is room for
@@ -66,6 +67,16 @@ impl Request {
     /// ));
     /// ```
     pub fn parse(input: &str, ext: Extensions) -> Result<Request, RequestError> {
+        // Length first, as below: a huge input costs nothing.
+        if input.len() > MAX_LEN {
+            return Err(RequestError::TooLong {
+                len: input.len(),
+                max: MAX_LEN,
+            });
+        }
+        if let Some((language, expression)) = crate::languages::split(input) {
+            return crate::languages::parse(language, expression);
+        }
         check_text(input)?;
         if input.starts_with("_Z") {
             parse_mangled(input, ext)
@@ -335,7 +346,8 @@ fn parse_builtin(name: &str, ctx: &Ctx) -> Result<Builtin, RequestError> {
 /// One `_sat` or rounding modifier.
 #[derive(Clone, Copy, PartialEq)]
 enum Modifier {
-    Sat,
+    /// `_sat`, or `_satsrc` (clconv's spelling of WGSL's clamp, [`Rules::WGSL`]).
+    Sat(Rules),
     Round(Rounding),
 }
 
@@ -354,7 +366,8 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
     if let Some(rest) = text.strip_prefix('_') {
         for token in rest.split('_') {
             let m = match token {
-                "sat" => Modifier::Sat,
+                "sat" => Modifier::Sat(Rules::OPENCL),
+                "satsrc" => Modifier::Sat(Rules::WGSL),
                 _ => match Rounding::from_name(token) {
                     Some(r) => Modifier::Round(r),
                     None => return Err(bad(format!("_{token}"), unknown_modifier(token, dst))),
@@ -365,31 +378,37 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
     }
 
     check_half(dst, ctx.ext)?;
-    let saturate = modifiers.contains(&Modifier::Sat);
+    let sat_rules = modifiers.iter().find_map(|m| match *m {
+        Modifier::Sat(rules) => Some(rules),
+        Modifier::Round(_) => None,
+    });
+    let saturate = sat_rules.is_some();
     if saturate && dst.elem.is_float() {
         return Err(RequestError::SatOnFloat { dst });
     }
+    let rules = sat_rules.unwrap_or(Rules::OPENCL);
     let first_rounding = modifiers.iter().find_map(|m| match *m {
         Modifier::Round(r) => Some(r),
-        Modifier::Sat => None,
+        Modifier::Sat(_) => None,
     });
     let canonical = Builtin::Convert {
         dst,
         saturate,
         rounding: first_rounding,
+        rules,
     };
 
     let mut seen_sat = false;
     let mut seen_rounding: Option<Rounding> = None;
     for m in modifiers {
         match m {
-            Modifier::Sat if seen_sat => {
+            Modifier::Sat(_) if seen_sat => {
                 return Err(bad(
                     "_sat".into(),
                     format!("`_sat` is repeated: write it once, `{canonical}`"),
                 ))
             }
-            Modifier::Sat => {
+            Modifier::Sat(_) => {
                 if let Some(r) = seen_rounding {
                     return Err(bad(
                         "_sat".into(),
@@ -414,6 +433,7 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
                         dst,
                         saturate,
                         rounding: Some(r),
+                        rules,
                     };
                     return Err(bad(
                         r.suffix().into(),

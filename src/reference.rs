@@ -20,6 +20,10 @@
 //!   [`ElementResult::implementation_defined`] is set (the input is NaN, or the *rounded* value is
 //!   outside the range: `convert_uchar_rte(255.5f)` is 256 before clamping, so it is flagged,
 //!   while `convert_uchar(255.5f)` is 255 and is not).
+//! - **float -> integer under WGSL's rule** ([`crate::rules::OutOfRange::NearestInSource`]):
+//!   rounded by the mode, then clamped to the integers of the destination that the source
+//!   format represents exactly (float -> int: [-2^31, 2^31 - 128]); NaN -> 0, flagged
+//!   implementation-defined (WGSL: "an indeterminate value").
 //! - **integer or float -> float**: IEEE-754 rounding by the mode in one step (double -> half is
 //!   not rounded twice). Overflow gives ±inf or ±MAX as IEEE says (rte: ±inf; rtz: ±MAX;
 //!   rtp: +inf / -MAX; rtn: +MAX / -inf). Subnormal results are produced, not flushed; signed zero
@@ -62,6 +66,7 @@ pub mod arith;
 
 use crate::buffer::{self, BufferError};
 use crate::request::{Conversion, Reinterpretation, Request};
+use crate::rules::OutOfRange;
 use crate::types::{Layout, Rounding, ScalarType};
 use rustc_apfloat::ieee::{Double, Half, Single};
 use rustc_apfloat::{Float, FloatConvert, Round};
@@ -144,6 +149,9 @@ struct Params {
     max: i128,
     saturate: bool,
     round: Round,
+    /// True when the language leaves a NaN's conversion to an integer undefined although the
+    /// conversion saturates (WGSL: "an indeterminate value").
+    nan_undefined: bool,
 }
 
 impl ElementConverter {
@@ -167,15 +175,22 @@ impl ElementConverter {
     pub fn new(conv: &Conversion, static_mode: Rounding) -> ElementConverter {
         let src = conv.src().elem;
         let dst = conv.dst().elem;
+        let (min, max) = match (conv.rules().out_of_range, src) {
+            (OutOfRange::NearestInSource, ScalarType::Half) => nearest_in_source::<Half>(dst),
+            (OutOfRange::NearestInSource, ScalarType::Float) => nearest_in_source::<Single>(dst),
+            (OutOfRange::NearestInSource, ScalarType::Double) => nearest_in_source::<Double>(dst),
+            _ => (dst.int_min().unwrap_or(0), dst.int_max().unwrap_or(0)),
+        };
         let params = Params {
             src_mask: mask(src.bits()),
             src_bits: src.bits(),
             src_signed: src.is_signed_integer(),
             dst_mask: mask(dst.bits()),
-            min: dst.int_min().unwrap_or(0),
-            max: dst.int_max().unwrap_or(0),
+            min,
+            max,
             saturate: conv.saturate(),
             round: apfloat_round(conv.effective_rounding(static_mode)),
+            nan_undefined: conv.rules().out_of_range == OutOfRange::NearestInSource,
         };
         let kernel: Kernel = if src == dst {
             identity
@@ -314,7 +329,7 @@ fn float_to_int<F: Format>(p: &Params, bits: u64) -> ElementResult {
     match value {
         None => ElementResult {
             bits: 0,
-            implementation_defined: !p.saturate,
+            implementation_defined: !p.saturate || p.nan_undefined,
         },
         Some(v) => {
             let clamped = v.clamp(p.min, p.max);
@@ -324,6 +339,22 @@ fn float_to_int<F: Format>(p: &Params, bits: u64) -> ElementResult {
             }
         }
     }
+}
+
+/// The range WGSL's rule clamps a float `F` -> integer `dst` conversion into, from its words
+/// (WGSL, "Floating Point Conversion"): out of range, "the value in T closest to truncate(X)
+/// and also exactly representable in the original floating point type". Those values form an
+/// interval of T: its upper end is T's MAX converted to `F` toward zero (the largest `F` value
+/// not above MAX; a MAX beyond `F`'s range gives `F`'s largest finite value), its lower end
+/// MIN converted likewise (toward zero: the `F` value nearest MIN not below it).
+fn nearest_in_source<F: Format>(dst: ScalarType) -> (i128, i128) {
+    let bound = |v: i128| {
+        let f = F::from_i128_r(v, Round::TowardZero).value;
+        let mut exact = false;
+        f.to_i128_r(128, Round::TowardZero, &mut exact).value
+    };
+    let (min, max) = (dst.int_min().unwrap_or(0), dst.int_max().unwrap_or(0));
+    (bound(min), bound(max))
 }
 
 fn int_to_float<F: Format>(p: &Params, bits: u64) -> ElementResult {

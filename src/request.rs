@@ -5,6 +5,7 @@
 //! private so that an invalid request (`_sat` on a float destination, mismatched element counts,
 //! `as_` between different byte sizes, `half` without `cl_khr_fp16`) cannot exist.
 
+use crate::rules::Rules;
 use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
 use std::fmt;
 
@@ -113,6 +114,22 @@ pub enum RequestError {
         /// The input.
         input: String,
     },
+    /// `LANG:` names no language clconv reads.
+    #[error("unknown language `{prefix}:`: the languages are wgsl:, hlsl:, glsl: and msl: (OpenCL C names have no prefix)")]
+    UnknownLanguage {
+        /// The prefix as written.
+        prefix: String,
+    },
+    /// A language's spelling that is not one of its conversions.
+    #[error("{input:?} is not a {language} conversion clconv reads: {why}")]
+    Language {
+        /// The language.
+        language: String,
+        /// The expression, shortened when long.
+        input: String,
+        /// What is wrong and what to write.
+        why: String,
+    },
     /// A malformed Itanium-mangled name.
     #[error("malformed mangled name {input:?}: {why}")]
     BadMangling {
@@ -143,6 +160,7 @@ pub struct Conversion {
     dst: VectorType,
     saturate: bool,
     rounding: Option<Rounding>,
+    rules: Rules,
 }
 
 impl Conversion {
@@ -167,7 +185,35 @@ impl Conversion {
             dst,
             saturate,
             rounding,
+            rules: Rules::OPENCL,
         })
+    }
+
+    /// The same conversion under `rules` (a language's, see [`crate::rules`]), normalised:
+    /// rules that give OpenCL's results for this pair of types become OpenCL's, and rules that
+    /// clamp out-of-range values ([`crate::rules::OutOfRange::NearestInSource`]) make the
+    /// conversion saturating.
+    ///
+    /// ```
+    /// use clconv::{rules::Rules, Conversion, Extensions, ScalarType, VectorType};
+    /// let f = VectorType::scalar(ScalarType::Float);
+    /// let i = VectorType::scalar(ScalarType::Int);
+    /// let c = Conversion::new(f, i, false, None, Extensions::default()).unwrap().with_rules(Rules::WGSL);
+    /// assert_eq!(c.to_string(), "convert_int_satsrc(float)");
+    /// assert_eq!(c.rules(), Rules::WGSL);
+    /// ```
+    pub fn with_rules(mut self, rules: Rules) -> Conversion {
+        self.rules = rules.normalised(self.src.elem, self.dst.elem);
+        if self.rules.modifier().is_some() {
+            self.saturate = true;
+        }
+        self
+    }
+
+    /// The rules this conversion follows at the edges ([`Rules::OPENCL`] unless a language's
+    /// spelling or [`Conversion::with_rules`] chose others).
+    pub const fn rules(&self) -> Rules {
+        self.rules
     }
 
     /// The source type.
@@ -202,11 +248,17 @@ impl Conversion {
 
     /// The same conversion on one component (width 1).
     pub const fn per_element(&self) -> Conversion {
+        self.with_width(Width::W1)
+    }
+
+    /// The same conversion on `width` components.
+    pub const fn with_width(&self, width: Width) -> Conversion {
         Conversion {
-            src: VectorType::scalar(self.src.elem),
-            dst: VectorType::scalar(self.dst.elem),
+            src: VectorType::new(self.src.elem, width),
+            dst: VectorType::new(self.dst.elem, width),
             saturate: self.saturate,
             rounding: self.rounding,
+            rules: self.rules,
         }
     }
 
@@ -216,6 +268,7 @@ impl Conversion {
             dst: self.dst,
             saturate: self.saturate,
             rounding: self.rounding,
+            rules: self.rules,
         }
         .to_string()
     }
@@ -245,7 +298,47 @@ impl Conversion {
                                 dst: VectorType::new(dst, width),
                                 saturate,
                                 rounding,
+                                rules: Rules::OPENCL,
                             });
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Conversion {
+    /// Every conversion whose rules are not OpenCL's and give other results (after
+    /// [`Conversion::with_rules`]'s normalisation): WGSL's float -> integer clamp where it
+    /// differs from `_sat`, at every width and rounding: 360 with half, 240 without.
+    ///
+    /// ```
+    /// use clconv::{Conversion, Extensions};
+    /// let all = Conversion::beyond_opencl(Extensions::with_fp16());
+    /// assert_eq!(all.len(), 360);
+    /// assert!(all.iter().any(|c| c.to_string() == "convert_int_satsrc(float)"));
+    /// ```
+    pub fn beyond_opencl(ext: Extensions) -> Vec<Conversion> {
+        let mut out = Vec::new();
+        for src in ScalarType::ALL {
+            if !src.is_float() || (src == ScalarType::Half && !ext.fp16) {
+                continue;
+            }
+            for dst in ScalarType::ALL.into_iter().filter(|t| t.is_integer()) {
+                for width in Width::ALL {
+                    for rounding in [None]
+                        .into_iter()
+                        .chain(Rounding::ALL.into_iter().map(Some))
+                    {
+                        let (s, d) = (VectorType::new(src, width), VectorType::new(dst, width));
+                        let Ok(c) = Conversion::new(s, d, true, rounding, ext) else {
+                            continue;
+                        };
+                        let c = c.with_rules(Rules::WGSL);
+                        if c.rules() != Rules::OPENCL {
+                            out.push(c);
                         }
                     }
                 }
@@ -366,6 +459,7 @@ impl Request {
                 dst: c.dst,
                 saturate: c.saturate,
                 rounding: c.rounding,
+                rules: c.rules,
             },
             Request::Reinterpret(r) => Builtin::Reinterpret { dst: r.dst },
         }
@@ -376,10 +470,12 @@ impl Request {
         self.src().elem == ScalarType::Half || self.dst().elem == ScalarType::Half
     }
 
-    /// Every request: all conversions then all reinterpretations.
+    /// Every request: OpenCL's conversions, the conversions under other languages' rules
+    /// ([`Conversion::beyond_opencl`]), then all reinterpretations.
     pub fn all(ext: Extensions) -> Vec<Request> {
         let mut out: Vec<Request> = Conversion::all(ext)
             .into_iter()
+            .chain(Conversion::beyond_opencl(ext))
             .map(Request::Convert)
             .collect();
         out.extend(
@@ -432,6 +528,9 @@ pub enum Builtin {
         saturate: bool,
         /// The rounding modifier as written.
         rounding: Option<Rounding>,
+        /// The rules at the edges ([`Rules::OPENCL`] unless the name says otherwise, as
+        /// `_satsrc` does).
+        rules: Rules,
     },
     /// `as_<dst>`.
     Reinterpret {
@@ -455,7 +554,9 @@ impl Builtin {
                 dst,
                 saturate,
                 rounding,
-            } => Conversion::new(src, dst, saturate, rounding, ext).map(Request::Convert),
+                rules,
+            } => Conversion::new(src, dst, saturate, rounding, ext)
+                .map(|c| Request::Convert(c.with_rules(rules))),
             Builtin::Reinterpret { dst } => {
                 Reinterpretation::new(src, dst, ext).map(Request::Reinterpret)
             }
@@ -493,10 +594,13 @@ impl fmt::Display for Builtin {
                 dst,
                 saturate,
                 rounding,
+                rules,
             } => {
                 write!(f, "convert_{dst}")?;
-                if *saturate {
-                    f.write_str("_sat")?;
+                match rules.modifier() {
+                    Some(m) => f.write_str(m)?,
+                    None if *saturate => f.write_str("_sat")?,
+                    None => {}
                 }
                 if let Some(r) = rounding {
                     f.write_str(r.suffix())?;

@@ -598,7 +598,7 @@ fn rounding_decoration(r: Rounding) -> String {
 ///
 /// The operand comes in either form [`Lowering::lower_request`] takes, and the result in the
 /// same one: one scalar per component of [`crate::lower::element_type`] (`half` as I16 bits),
-/// or the value's 128-bit vector parts ([`crate::lower::vector_parts`]). Half needs
+/// or the value as a front end holds it ([`crate::lower::value_shape`]). Half needs
 /// `lowering`'s extensions to have fp16. A conversion to floating point without
 /// `FPRoundingMode` rounds to nearest even, SPIR-V's default, whatever `lowering`'s static
 /// rounding mode is.
@@ -614,7 +614,7 @@ fn rounding_decoration(r: Rounding) -> String {
 /// let flags = settings::Flags::new(settings::builder());
 /// let isa = clconv::cranelift_native::builder()?.finish(flags)?;
 ///
-/// // %25 = OpConvertFToU %v4uchar %24, SaturatedConversion, FPRoundingMode RTE: F32X4 -> I8X16
+/// // %25 = OpConvertFToU %v4uchar %24, SaturatedConversion, FPRoundingMode RTE: F32X4 -> I8X4
 /// let inst = Instruction {
 ///     id: 25,
 ///     opcode: Op::ConvertFToU as u32,
@@ -625,7 +625,7 @@ fn rounding_decoration(r: Rounding) -> String {
 /// };
 /// let mut sig = Signature::new(isa.default_call_conv());
 /// sig.params.push(AbiParam::new(types::F32X4));
-/// sig.returns.push(AbiParam::new(types::I8X16));
+/// sig.returns.push(AbiParam::new(types::I8X4));
 /// let mut func = Function::with_name_signature(Default::default(), sig);
 /// let mut ctx = FunctionBuilderContext::new();
 /// let mut b = FunctionBuilder::new(&mut func, &mut ctx);
@@ -634,7 +634,7 @@ fn rounding_decoration(r: Rounding) -> String {
 /// b.switch_to_block(block);
 /// let x = b.block_params(block).to_vec();
 ///
-/// let y = spirv::lower(&Lowering::new(), &mut b, &inst, &x)?;
+/// let y = spirv::lower(&Lowering::without_isa(), &mut b, &inst, &x)?;
 /// b.ins().return_(&y);
 /// b.seal_all_blocks();
 /// b.finalize(isa.frontend_config());

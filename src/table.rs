@@ -15,6 +15,7 @@
 //! `lower.isle`.
 
 use crate::lower::recipes::{self, BlockSpec, Class, Recipe};
+use crate::rules::Rules;
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::isa::TargetIsa;
 use std::fmt;
@@ -200,6 +201,7 @@ impl Key {
                             dst,
                             saturate,
                             rounding,
+                            rules: Rules::OPENCL,
                         };
                         out.push(Key::of(&spec));
                     }
@@ -223,6 +225,7 @@ impl Key {
             dst: self.dst,
             saturate: self.saturate,
             rounding: self.rounding,
+            rules: Rules::OPENCL,
         }
     }
 }

@@ -24,7 +24,7 @@ fn compile(
     form: Form,
 ) -> *const u8 {
     common::compile(module, n, name, request, form, |b, args| {
-        let lowering = Lowering::new().with_extensions(Extensions::with_fp16());
+        let lowering = Lowering::without_isa().with_extensions(Extensions::with_fp16());
         let out = lowering.lower_named(b, name, args).unwrap();
         if let Form::Components = form {
             for &v in &out {
@@ -179,7 +179,7 @@ fn error_of(name: &str, arg_types: &[types::Type], lowering: &Lowering) -> Lower
 
 #[test]
 fn bad_names_and_values_are_typed_errors_that_say_what_to_fix() {
-    let plain = Lowering::new();
+    let plain = Lowering::without_isa();
     // The parser's errors, unchanged.
     assert!(matches!(
         error_of("convert_float_sat(int)", &[types::I32], &plain),
@@ -216,14 +216,42 @@ fn bad_names_and_values_are_typed_errors_that_say_what_to_fix() {
     assert!(
         matches!(
             e,
-            LowerError::PartCount {
-                expected: 2,
-                got: 1,
+            LowerError::LaneCount {
+                expected: 8,
+                lanes: 4,
                 ..
             }
         ),
         "{e:?}"
     );
+    assert!(e.to_string().contains("convert_int4(float4)"), "{e}");
+    let e = error_of("convert_int8(float8)", &[types::F32X4; 3], &plain);
+    assert!(
+        matches!(e, LowerError::LaneCount { lanes: 12, .. }),
+        "{e:?}"
+    );
+    // A whole vec4f handed to a scalar conversion is refused, naming the four-lane request,
+    // instead of converting lane 0 and zeroing the rest.
+    let e = error_of("convert_int_sat(float)", &[types::F32X4], &plain);
+    assert!(
+        matches!(
+            e,
+            LowerError::LaneCount {
+                expected: 1,
+                lanes: 4,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("convert_int4_sat(float4)"), "{e}");
+    assert!(e.to_string().contains("extractlane"), "{e}");
+    // A float2 in the low lanes of an F32X4 is the explicit convert_vector convention.
+    let e = error_of("convert_int2(float2)", &[types::F32X4], &plain);
+    assert!(e.to_string().contains("Lowering::convert_vector"), "{e}");
+    // Two parts where one F32X2 is the value.
+    let e = error_of("convert_int2(float2)", &[types::F32, types::F32X2], &plain);
+    assert!(matches!(e, LowerError::ValueType { .. }), "{e:?}");
     let e = error_of("as_int4(float4)", &[types::I32X4], &plain);
     assert!(matches!(e, LowerError::ValueType { .. }), "{e:?}");
     let e = error_of("convert_int(float)", &[], &plain);

@@ -1169,7 +1169,7 @@ fn builder_api_in_a_users_function() {
             b.append_block_params_for_function_params(entry);
             b.switch_to_block(entry);
             let p = b.block_params(entry).to_vec();
-            let lowering = Lowering::with_static_mode(mode);
+            let lowering = Lowering::without_isa().with_static_mode(mode);
             let t = lowering.arith(b, ArithOp::Fma, &p).unwrap();
             let q = lowering.arith(b, ArithOp::Div, &[t, p[0]]).unwrap();
             b.ins().return_(&[q]);

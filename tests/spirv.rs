@@ -418,16 +418,18 @@ fn realistic_kernels_lower_and_run_bit_exact() {
 
     let host = clconv::target::Target::Host.isa().unwrap();
     let lowerings = [
-        ("per element", Lowering::new().with_extensions(ext)),
+        ("per element", Lowering::without_isa().with_extensions(ext)),
         (
             "the host table's vector recipes",
-            Lowering::new().with_extensions(ext).with_isa(host),
+            Lowering::for_isa(&*host).unwrap().with_extensions(ext),
         ),
         // Without FPRoundingMode a conversion to floating point rounds to nearest even in
         // SPIR-V, whatever the static mode.
         (
             "static mode rtp",
-            Lowering::with_static_mode(Rounding::Rtp).with_extensions(ext),
+            Lowering::without_isa()
+                .with_static_mode(Rounding::Rtp)
+                .with_extensions(ext),
         ),
     ];
     let mut jit = jit_module();
@@ -496,7 +498,7 @@ fn missing_rounding_mode_on_a_float_result_is_nearest_even() {
     assert_eq!(request.to_string(), "convert_float(int)");
     let mut jit = jit_module();
     for (n, mode) in Rounding::ALL.into_iter().enumerate() {
-        let lowering = Lowering::with_static_mode(mode);
+        let lowering = Lowering::without_isa().with_static_mode(mode);
         let f = compile(&mut jit, n, &lowering, &inst, &request, Form::Components);
         let src = 16_777_217i32.to_le_bytes();
         let mut dst = [0u8; 16];
@@ -1723,9 +1725,12 @@ fn llvm_spirv_half_loads_and_stores_lower_and_run_against_the_reference() {
     assert_eq!(found.len(), HALF_KERNELS.len());
     let fp16 = Extensions::with_fp16();
     let lowerings = [
-        ("static mode rte", Lowering::new()),
+        ("static mode rte", Lowering::without_isa()),
         // A store without a mode rounds to nearest even in SPIR-V, whatever the static mode.
-        ("static mode rtp", Lowering::with_static_mode(Rounding::Rtp)),
+        (
+            "static mode rtp",
+            Lowering::without_isa().with_static_mode(Rounding::Rtp),
+        ),
     ];
     const GUARD: u8 = 0xa5;
     let mut jit = jit_module();
@@ -1743,9 +1748,9 @@ fn llvm_spirv_half_loads_and_stores_lower_and_run_against_the_reference() {
         };
         let reference = Request::Convert(Conversion::new(from, to, false, mode, fp16).unwrap());
         let forms: &[Form] = if k.store {
-            &[Form::Components, Form::Parts]
+            &[Form::Components, Form::PaddedParts]
         } else {
-            &[Form::Parts]
+            &[Form::PaddedParts]
         };
         for (what, lowering) in &lowerings {
             for &form in forms {
@@ -1897,7 +1902,7 @@ fn half_accesses_clconv_does_not_lower_are_typed_errors_naming_them() {
     let mut b = clconv::cranelift_frontend::FunctionBuilder::new(&mut func, &mut ctx);
     let block = b.create_block();
     b.switch_to_block(block);
-    let e = spirv::lower_half(&Lowering::new(), &mut b, &base, &[]).unwrap_err();
+    let e = spirv::lower_half(&Lowering::without_isa(), &mut b, &base, &[]).unwrap_err();
     assert!(
         matches!(e, SpirvError::HalfOperandCount { got: 0, .. }),
         "{e}"

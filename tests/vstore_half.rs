@@ -187,7 +187,7 @@ fn vstore_half_every_mode_float_and_double() {
     for elem in [ScalarType::Float, ScalarType::Double] {
         for mode in Rounding::ALL {
             check_store(
-                &Lowering::new(),
+                &Lowering::without_isa(),
                 VectorType::scalar(elem),
                 Some(mode),
                 false,
@@ -200,7 +200,7 @@ fn vstore_half_every_mode_float_and_double() {
 fn vstore_half_without_a_mode_follows_the_static_mode() {
     for elem in [ScalarType::Float, ScalarType::Double] {
         for mode in Rounding::ALL {
-            let lowering = Lowering::with_static_mode(mode);
+            let lowering = Lowering::without_isa().with_static_mode(mode);
             check_store(&lowering, VectorType::scalar(elem), None, false);
         }
     }
@@ -211,8 +211,13 @@ fn vstore_halfn_and_vstorea_halfn() {
     for elem in [ScalarType::Float, ScalarType::Double] {
         for width in [Width::W2, Width::W3, Width::W4, Width::W8, Width::W16] {
             let src = VectorType::new(elem, width);
-            check_store(&Lowering::new(), src, Some(Rounding::Rtz), false);
-            check_store(&Lowering::with_static_mode(Rounding::Rtn), src, None, true);
+            check_store(&Lowering::without_isa(), src, Some(Rounding::Rtz), false);
+            check_store(
+                &Lowering::without_isa().with_static_mode(Rounding::Rtn),
+                src,
+                None,
+                true,
+            );
         }
     }
 }
@@ -233,7 +238,7 @@ fn vload_half_every_half() {
                 let lanes = width.lanes() as i64;
                 let out = b.ins().imul_imm_u(v, 4 * lanes);
                 let out = b.ins().iadd(p[1], out);
-                let lowering = Lowering::new();
+                let lowering = Lowering::without_isa();
                 if width == Width::W1 {
                     let x = lowering.vload_half(b, p[0], v).unwrap();
                     b.ins().store(MemFlagsData::new(), x, out, 0);
@@ -287,7 +292,7 @@ fn vstore_half_operand_errors() {
     let d = b.ins().f64const(1.0);
     let p = b.ins().iconst(types::I64, 0);
     let v4 = b.ins().splat(types::F32X4, f);
-    let l = Lowering::new();
+    let l = Lowering::without_isa();
     let float = ScalarType::Float;
     let float4 = VectorType::new(float, Width::W4);
     let float8 = VectorType::new(float, Width::W8);

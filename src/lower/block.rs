@@ -2,6 +2,7 @@
 //! conversion classes the tables name ([`Class`]). A leaf the class files share, so that none
 //! of them depends on `recipes`, which depends on all of them.
 
+use crate::rules::Rules;
 use crate::types::{Rounding, ScalarType};
 
 /// One element conversion as a recipe sees it: types, `_sat`, and the effective rounding.
@@ -15,6 +16,10 @@ pub struct BlockSpec {
     pub saturate: bool,
     /// The rounding that applies (static mode and defaults already resolved).
     pub rounding: Rounding,
+    /// The rules at the edges. The recipes implement OpenCL's; the kernel and the builder API
+    /// apply the others to what a recipe gives (`src/lower/edges.rs`), so the tables key
+    /// rows without them.
+    pub rules: Rules,
 }
 
 impl BlockSpec {

@@ -16,19 +16,36 @@
 //!
 //! # Value conventions
 //!
-//! **Per element** ([`Lowering::convert_element`]): one component in, one out, of the Cranelift
-//! type [`element_type`] gives: `char`/`uchar` I8, `short`/`ushort` I16, `int`/`uint` I32,
-//! `long`/`ulong` I64, `float` F32, `double` F64, and `half` **I16 holding the binary16 bits**:
-//! Cranelift 0.135's x64 backend has no F16 conversions at all (it panics or refuses), so clconv
-//! does half in integer IR; `bitcast` from/to F16 if your IR uses F16 values.
+//! `docs/compiler-writers.md` has them as a table, with the errors.
 //!
-//! **Per OpenCL vector** ([`Lowering::convert_vector`], [`Lowering::reinterpret_vector`]): an
-//! OpenCL value `Tn` travels as [`vector_parts`]`(Tn)` 128-bit Cranelift vectors of T's lane type
-//! (half: I16X8), components in lane order: `float4` is one F32X4, `double8` four F64X2,
-//! `char16` one I8X16. A value smaller than 128 bits (`int2`, `char4`, `double`) sits in the low
-//! lanes of one vector. `int3` is one I32X4 whose lane 3 is padding. Lanes past the value's
-//! components are ignored on input and unspecified on output (a reinterpretation passes the
-//! operand's bytes through, so `as_float4(int3)` sees the padding).
+//! **The value as a front end holds it** ([`Lowering::convert`], [`Lowering::lower_named`]): the
+//! Cranelift type of the value decides the width, and the result has the matching type
+//! ([`value_shape`]): `float4` (or `float3`, with a padding lane) is one F32X4 and gives an
+//! I32X4 for `int`; `float2` is an F32X2 (64 bits), `char4` an I8X4 (32 bits); a value wider
+//! than 128 bits comes as 128-bit parts (`double4`: two F64X2). A request whose component count
+//! differs from the operand's lanes is an error ([`LowerError::LaneCount`]), never a partial
+//! conversion.
+//!
+//! **Per element** ([`Lowering::convert_element`], and [`Lowering::lower_named`] on scalars):
+//! one component in, one out, of the Cranelift type [`element_type`] gives: `char`/`uchar` I8,
+//! `short`/`ushort` I16, `int`/`uint` I32, `long`/`ulong` I64, `float` F32, `double` F64.
+//!
+//! **Half** is taken as F16 lanes or as I16 lanes holding the binary16 bits, and given back as
+//! [`Lowering::with_half_values`] says (I16 by default). Cranelift 0.135 lowers no F16
+//! conversion on any backend, so clconv converts half in integer IR and only `bitcast`s F16.
+//!
+//! **128-bit parts, low lanes** ([`Lowering::convert_vector`], [`Lowering::reinterpret_vector`]):
+//! the explicit convention for a value that sits in a larger vector: `Tn` travels as
+//! [`vector_parts`]`(Tn)` 128-bit vectors (half: I16X8), components in lane order, a value
+//! smaller than 128 bits (`int2`, `char4`, `double`) in the low lanes of one vector. Lanes past
+//! the value's components are ignored on input and unspecified on output (a reinterpretation
+//! passes the operand's bytes through, so `as_float4(int3)` sees the padding).
+//!
+//! # The ISA
+//!
+//! [`Lowering::for_isa`] takes the `&dyn TargetIsa` a `cranelift_module::Module` lends and uses
+//! the vector recipes its lowering table picks. [`Lowering::without_isa`] goes lane by lane,
+//! and says so in its name.
 //!
 //! # What is never emitted
 //! - `fcvt_to_sint`/`fcvt_to_uint` (they trap on NaN and out-of-range inputs: SIGILL in a JIT).
@@ -36,6 +53,7 @@
 //! - scalar `fcvt_to_*_sat` to I8/I16 and any F16 arithmetic (x64 panics in lowering).
 
 mod block;
+pub(crate) mod edges;
 pub mod float_to_float;
 pub mod float_to_int;
 pub mod half;
@@ -45,16 +63,21 @@ pub mod int_to_int;
 pub mod lanes;
 pub mod recipes;
 pub mod rounded_arith;
+mod shapes;
+mod typed;
 mod values;
 pub mod vstore_half;
 
+pub use shapes::{value_shape, HalfValues};
+pub use typed::ElementConversion;
 pub(crate) use values::{bitcast_le, int_const, zero_scalar};
 pub use values::{element_type, vector_parts};
 
 use crate::request::{Conversion, Reinterpretation, Request, RequestError};
-use crate::types::{Extensions, Rounding, VectorType};
+use crate::table::IsaFeatures;
+use crate::types::{Extensions, Rounding, VectorType, Width};
 use cranelift_codegen::ir::{InstBuilder, Type, Value};
-use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
 use cranelift_frontend::FunctionBuilder;
 
 /// Why a lowering was refused.
@@ -112,6 +135,35 @@ pub enum LowerError {
         /// The request.
         request: String,
     },
+    /// The operand has more (or fewer) lanes than the request has components: converting only
+    /// some of them would be a silent partial conversion.
+    #[error("{request} converts {expected} component(s), but the operand is {got} ({lanes} lanes): {fix}")]
+    LaneCount {
+        /// The request.
+        request: String,
+        /// Components the request converts.
+        expected: usize,
+        /// The operand's Cranelift type.
+        got: Type,
+        /// Lanes the operand carries.
+        lanes: usize,
+        /// What to write instead.
+        fix: String,
+    },
+    /// The operand of a typed conversion is not a value clconv can take: lanes of another type
+    /// than the conversion's source, parts of different types, or a lane count that is not an
+    /// OpenCL width.
+    #[error("{why}")]
+    Operand {
+        /// What is wrong and what to pass instead.
+        why: String,
+    },
+    /// No lowering table covers the ISA's architecture.
+    #[error("clconv has no lowering table for {triple}: the tables cover x86_64, aarch64, riscv64 and s390x; use Lowering::without_isa() to lower lane by lane")]
+    NoTable {
+        /// The ISA's target triple.
+        triple: String,
+    },
 }
 
 /// Lowers conversions into a caller's [`FunctionBuilder`].
@@ -143,7 +195,7 @@ pub enum LowerError {
 ///
 /// let Request::Convert(conv) = Request::parse("convert_int_sat_rte(float)", Extensions::default()).unwrap()
 /// else { unreachable!() };
-/// let y = Lowering::new().convert_element(&mut b, &conv, x).unwrap();
+/// let y = Lowering::without_isa().convert_element(&mut b, &conv, x).unwrap();
 ///
 /// b.ins().return_(&[y]);
 /// b.seal_all_blocks();
@@ -170,61 +222,130 @@ pub enum LowerError {
 /// // SAFETY: `to_int` is not called after this.
 /// unsafe { module.free_memory() };
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Lowering {
     static_mode: Rounding,
     /// The extensions [`Lowering::lower_named`] parses names under.
     extensions: Extensions,
-    /// The target whose lowering table picks vector recipes for [`Lowering::convert_vector`].
-    isa: Option<OwnedTargetIsa>,
+    /// The target whose lowering table picks vector recipes; `None`: lane by lane.
+    target: Option<TargetVectors>,
+    /// How results of half type come back.
+    half: HalfValues,
 }
 
-impl std::fmt::Debug for Lowering {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Lowering")
-            .field("static_mode", &self.static_mode)
-            .field("extensions", &self.extensions)
-            .field("isa", &self.isa.as_ref().map(|i| i.triple().to_string()))
-            .finish()
-    }
-}
-
-impl Default for Lowering {
-    fn default() -> Lowering {
-        Lowering::new()
-    }
+/// The part of an ISA a lowering keeps: its table features and, for messages, its triple.
+#[derive(Clone, Debug)]
+struct TargetVectors {
+    features: IsaFeatures,
+    triple: String,
 }
 
 impl Lowering {
-    /// A lowering with the default static rounding mode, rte.
-    pub const fn new() -> Lowering {
+    /// A lowering for the ISA the caller compiles with (what `cranelift_module::Module::isa()`
+    /// lends): vector conversions use the vector recipes its lowering table picks (the batch
+    /// kernels' code), in the caller's rounding mode (nearest-even). The way to make a
+    /// `Lowering`; an architecture without a table ([`crate::table`]) is an error.
+    ///
+    /// ```
+    /// use clconv::lower::Lowering;
+    /// use clconv::cranelift_codegen::settings;
+    /// let isa = clconv::cranelift_native::builder()?.finish(settings::Flags::new(settings::builder()))?;
+    /// let lowering = Lowering::for_isa(&*isa)?; // `module.isa()` in a cranelift-module program
+    /// assert!(lowering.has_vector_recipes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn for_isa(isa: &dyn TargetIsa) -> Result<Lowering, LowerError> {
+        let triple = isa.triple().to_string();
+        let features = IsaFeatures::of(isa)
+            .map_err(|_| LowerError::NoTable {
+                triple: triple.clone(),
+            })?
+            .without_rounding_control();
+        Ok(Lowering {
+            target: Some(TargetVectors { features, triple }),
+            ..Lowering::without_isa()
+        })
+    }
+
+    /// A lowering that knows no ISA: every vector conversion goes lane by lane through the
+    /// per-element sequences (`convert_int4_sat(float4)` is 14 CLIF instructions instead of
+    /// 4 with SSE4.1). Correct on every target; slow for vectors. Prefer
+    /// [`Lowering::for_isa`].
+    pub const fn without_isa() -> Lowering {
         Lowering {
             static_mode: Rounding::Rte,
             extensions: Extensions { fp16: false },
-            isa: None,
+            target: None,
+            half: HalfValues::Bits,
         }
     }
 
-    /// A lowering under `#pragma OPENCL SELECT_ROUNDING_MODE <mode>`.
-    pub const fn with_static_mode(mode: Rounding) -> Lowering {
-        Lowering {
-            static_mode: mode,
-            extensions: Extensions { fp16: false },
-            isa: None,
-        }
+    /// A lowering that knows no ISA, as [`Lowering::without_isa`].
+    #[deprecated(
+        since = "0.2.0",
+        note = "without an ISA vectors go lane by lane: use Lowering::for_isa(module.isa()), or Lowering::without_isa() to say so"
+    )]
+    // No `Default` on purpose: a default lowering would go lane by lane without saying so.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Lowering {
+        Lowering::without_isa()
     }
 
-    /// Lets [`Lowering::convert_vector`] use the vector recipe that `isa`'s lowering table
-    /// picks (the batch kernels' code), instead of converting lane by lane.
+    /// This lowering under `#pragma OPENCL SELECT_ROUNDING_MODE <mode>` (rte by default).
     ///
     /// ```
-    /// use clconv::{lower::Lowering, target::Target};
-    /// let lowering = Lowering::new().with_isa(Target::Host.isa().unwrap());
-    /// assert_eq!(lowering.rounding_mode_macro(), "rte");
+    /// use clconv::{lower::Lowering, Rounding};
+    /// let lowering = Lowering::without_isa().with_static_mode(Rounding::Rtz);
+    /// assert_eq!(lowering.rounding_mode_macro(), "rtz");
     /// ```
-    pub fn with_isa(mut self, isa: OwnedTargetIsa) -> Lowering {
-        self.isa = Some(isa);
+    pub const fn with_static_mode(mut self, mode: Rounding) -> Lowering {
+        self.static_mode = mode;
         self
+    }
+
+    /// This lowering with `isa`'s vector recipes, as [`Lowering::for_isa`] gives them; an ISA
+    /// of an architecture without a table leaves it lane by lane.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use Lowering::for_isa(&*isa), which takes the &dyn TargetIsa a Module lends and says when the ISA has no table"
+    )]
+    pub fn with_isa(self, isa: OwnedTargetIsa) -> Lowering {
+        match Lowering::for_isa(&*isa) {
+            Ok(with) => Lowering {
+                target: with.target,
+                ..self
+            },
+            Err(_) => self,
+        }
+    }
+
+    /// True when vector conversions use the ISA's vector recipes ([`Lowering::for_isa`]), false
+    /// when they go lane by lane ([`Lowering::without_isa`]).
+    pub fn has_vector_recipes(&self) -> bool {
+        self.target.is_some()
+    }
+
+    /// The target triple of the ISA this lowering was made for, if any.
+    pub fn triple(&self) -> Option<&str> {
+        self.target.as_ref().map(|t| t.triple.as_str())
+    }
+
+    /// This lowering giving half results as `half` (F16 lanes or I16 bits); operands are taken
+    /// either way.
+    ///
+    /// ```
+    /// use clconv::lower::{HalfValues, Lowering};
+    /// let lowering = Lowering::without_isa().with_half_values(HalfValues::F16);
+    /// assert_eq!(lowering.half_values(), HalfValues::F16);
+    /// ```
+    pub const fn with_half_values(mut self, half: HalfValues) -> Lowering {
+        self.half = half;
+        self
+    }
+
+    /// How half results come back.
+    pub const fn half_values(&self) -> HalfValues {
+        self.half
     }
 
     /// Lets [`Lowering::lower_named`] accept names under `extensions` (`half` needs
@@ -232,7 +353,7 @@ impl Lowering {
     ///
     /// ```
     /// use clconv::{lower::Lowering, Extensions};
-    /// let lowering = Lowering::new().with_extensions(Extensions::with_fp16());
+    /// let lowering = Lowering::without_isa().with_extensions(Extensions::with_fp16());
     /// assert!(lowering.extensions().fp16);
     /// ```
     pub const fn with_extensions(mut self, extensions: Extensions) -> Lowering {
@@ -248,9 +369,10 @@ impl Lowering {
     /// Lowers the conversion or reinterpretation `name` on the caller's values, in one call.
     ///
     /// `name` is any spelling [`Request::parse`] takes: `convert_uchar4_sat_rte(float4)`,
-    /// `_Z20convert_int4_sat_rteDv4_f`, `as_float4(int4)`. The operand comes in either of two
-    /// forms, and the result comes back in the same one (see [`Lowering::lower_request`]):
-    /// one scalar per component, or the value's 128-bit vector parts ([`vector_parts`]).
+    /// `_Z20convert_int4_sat_rteDv4_f`, `as_float4(int4)`, `wgsl:vec4<i32>(vec4<f32>)`. The
+    /// operand comes in either of two forms, and the result comes back in the same one (see
+    /// [`Lowering::lower_request`]): one scalar per component, or the value as a front end
+    /// holds it ([`value_shape`]).
     ///
     /// ```
     /// use clconv::cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature};
@@ -261,10 +383,10 @@ impl Lowering {
     /// let flags = settings::Flags::new(settings::builder());
     /// let isa = clconv::cranelift_native::builder()?.finish(flags)?;
     ///
-    /// // fn(F32X4) -> I8X16: convert_uchar4_sat_rte on one float4, the result in lanes 0..4.
+    /// // fn(F32X4) -> I8X4: convert_uchar4_sat_rte on one float4.
     /// let mut sig = Signature::new(isa.default_call_conv());
     /// sig.params.push(AbiParam::new(types::F32X4));
-    /// sig.returns.push(AbiParam::new(types::I8X16));
+    /// sig.returns.push(AbiParam::new(types::I8X4));
     /// let mut func = Function::with_name_signature(Default::default(), sig);
     /// let mut ctx = FunctionBuilderContext::new();
     /// let mut b = FunctionBuilder::new(&mut func, &mut ctx);
@@ -273,7 +395,7 @@ impl Lowering {
     /// b.switch_to_block(block);
     /// let colour = b.block_params(block).to_vec();
     ///
-    /// let lowering = Lowering::new();
+    /// let lowering = Lowering::without_isa();
     /// let bytes = lowering.lower_named(&mut b, "convert_uchar4_sat_rte(float4)", &colour)?;
     /// b.ins().return_(&bytes);
     /// b.seal_all_blocks();
@@ -303,12 +425,31 @@ impl Lowering {
     /// The operand's form decides the result's:
     /// - **per component**: one scalar of [`element_type`] per component of the source
     ///   (`float4`: four F32 values); the result is one scalar per destination component.
-    /// - **vector parts**: the [`vector_parts`] of the source (`float4`: one F32X4); the result
-    ///   is the destination's vector parts, as [`Lowering::convert_vector`] and
-    ///   [`Lowering::reinterpret_vector`] give them.
+    /// - **the value**: the [`value_shape`] of the source (`float4`: one F32X4, `float2` one
+    ///   F32X2, `double4` two F64X2); the result is the destination's (`uchar4`: one I8X4).
+    ///   An operand with more or fewer lanes than the request has components is
+    ///   [`LowerError::LaneCount`], which names the request for its lanes.
     ///
-    /// The two never look alike: a component is a scalar type, a part a 128-bit vector.
+    /// The two never look alike: a component is a scalar type, a value a vector. A
+    /// one-component operand is a scalar, so its result comes per component (`as_char2(short)`:
+    /// two I8); [`Lowering::reinterpret`] gives the I8X2.
     pub fn lower_request(
+        &self,
+        b: &mut FunctionBuilder,
+        request: &Request,
+        args: &[Value],
+    ) -> Result<Vec<Value>, LowerError> {
+        let args: Vec<Value> = args.iter().map(|&a| shapes::half_as_bits(b, a)).collect();
+        let out = self.lower_request_bits(b, request, &args)?;
+        let dst = request.dst().elem;
+        Ok(out
+            .into_iter()
+            .map(|v| shapes::half_as(b, dst, self.half, v))
+            .collect())
+    }
+
+    /// [`Lowering::lower_request`] with half as I16 lanes on both sides.
+    fn lower_request_bits(
         &self,
         b: &mut FunctionBuilder,
         request: &Request,
@@ -318,12 +459,24 @@ impl Lowering {
             .first()
             .is_some_and(|&a| !b.func.dfg.value_type(a).is_vector());
         match (request, per_component) {
-            (Request::Convert(c), false) => self.convert_vector(b, c, args),
-            (Request::Reinterpret(r), false) => self.reinterpret_vector(b, r, args),
+            (_, false) => {
+                check_shape(b, request, args)?;
+                let parts: Vec<Value> = args.iter().map(|&a| shapes::widen_to_128(b, a)).collect();
+                let out = match request {
+                    Request::Convert(c) => self.convert_vector_bits(b, c, &parts)?,
+                    Request::Reinterpret(r) => self.reinterpret_vector(b, r, &parts)?,
+                };
+                let (ty, count) = value_shape(request.dst());
+                Ok(out
+                    .into_iter()
+                    .take(count)
+                    .map(|v| shapes::narrow_from_128(b, ty, v))
+                    .collect())
+            }
             (Request::Convert(c), true) => {
                 check_components(b, request, args)?;
                 args.iter()
-                    .map(|&x| self.convert_element(b, c, x))
+                    .map(|&x| self.convert_element_bits(b, c, x))
                     .collect()
             }
             (Request::Reinterpret(r), true) => {
@@ -373,6 +526,17 @@ impl Lowering {
         conv: &Conversion,
         x: Value,
     ) -> Result<Value, LowerError> {
+        let x = shapes::half_as_bits(b, x);
+        let y = self.convert_element_bits(b, conv, x)?;
+        Ok(shapes::half_as(b, conv.dst().elem, self.half, y))
+    }
+
+    fn convert_element_bits(
+        &self,
+        b: &mut FunctionBuilder,
+        conv: &Conversion,
+        x: Value,
+    ) -> Result<Value, LowerError> {
         let expected = element_type(conv.src().elem);
         let got = b.func.dfg.value_type(x);
         if got != expected {
@@ -393,6 +557,21 @@ impl Lowering {
     /// converts one F32X4 and three zero ones into one I8X16 and keeps its low four lanes).
     /// Otherwise each component goes through the per-element sequence.
     pub fn convert_vector(
+        &self,
+        b: &mut FunctionBuilder,
+        conv: &Conversion,
+        parts: &[Value],
+    ) -> Result<Vec<Value>, LowerError> {
+        let parts: Vec<Value> = parts.iter().map(|&p| shapes::half_as_bits(b, p)).collect();
+        let out = self.convert_vector_bits(b, conv, &parts)?;
+        let dst = conv.dst().elem;
+        Ok(out
+            .into_iter()
+            .map(|v| shapes::half_as(b, dst, self.half, v))
+            .collect())
+    }
+
+    fn convert_vector_bits(
         &self,
         b: &mut FunctionBuilder,
         conv: &Conversion,
@@ -428,18 +607,18 @@ impl Lowering {
             dst: conv.dst().elem,
             saturate: conv.saturate(),
             rounding: conv.effective_rounding(self.static_mode),
+            rules: conv.rules(),
         }
     }
 
     /// The vector recipe the ISA's table picks for `conv`, if any.
     fn vector_recipe(&self, conv: &Conversion) -> Option<recipes::EmitBlock> {
-        let isa = self.isa.as_ref()?;
+        let target = self.target.as_ref()?;
         if conv.src().elem == conv.dst().elem {
             return None;
         }
-        let row = crate::table::IsaFeatures::of(&**isa)
-            .ok()?
-            .without_rounding_control()
+        let row = target
+            .features
             .choose(&crate::table::Key::of(&self.spec(conv)))
             .ok()?;
         match row.recipe.body {
@@ -467,7 +646,8 @@ impl Lowering {
         }
         let mut out = Vec::new();
         for block in padded.chunks(k_in) {
-            for v in emit(b, &spec, block) {
+            let outputs = emit(b, &spec, block);
+            for v in edges::block(b, &spec, outputs) {
                 out.push(bitcast_le(b, dst_vec, v));
             }
         }
@@ -483,10 +663,17 @@ impl Lowering {
         r: &Reinterpretation,
         parts: &[Value],
     ) -> Result<Vec<Value>, LowerError> {
+        let parts: Vec<Value> = parts.iter().map(|&p| shapes::half_as_bits(b, p)).collect();
         let (src_vec, count) = vector_parts(r.src());
-        check_parts(b, &r.to_string(), r.src(), parts, src_vec, count)?;
+        check_parts(b, &r.to_string(), r.src(), &parts, src_vec, count)?;
         let (dst_vec, _) = vector_parts(r.dst());
-        Ok(parts.iter().map(|&p| bitcast_le(b, dst_vec, p)).collect())
+        Ok(parts
+            .iter()
+            .map(|&p| {
+                let v = bitcast_le(b, dst_vec, p);
+                shapes::half_as(b, r.dst().elem, self.half, v)
+            })
+            .collect())
     }
 
     /// Lowers `as_<dst>(<src>)` on one scalar element, for the pairs with one component on each
@@ -502,6 +689,7 @@ impl Lowering {
                 request: r.to_string(),
             });
         }
+        let x = shapes::half_as_bits(b, x);
         let expected = element_type(r.src().elem);
         let got = b.func.dfg.value_type(x);
         if got != expected {
@@ -512,8 +700,65 @@ impl Lowering {
                 got,
             });
         }
-        Ok(bitcast_le(b, element_type(r.dst().elem), x))
+        let y = bitcast_le(b, element_type(r.dst().elem), x);
+        Ok(shapes::half_as(b, r.dst().elem, self.half, y))
     }
+}
+
+/// Checks the vector form of `request`'s operand: exactly the source's [`value_shape`], so that
+/// no lane is left out silently.
+fn check_shape(b: &FunctionBuilder, request: &Request, args: &[Value]) -> Result<(), LowerError> {
+    let src = request.src();
+    let (expected, count) = value_shape(src);
+    let types: Vec<Type> = args.iter().map(|&a| b.func.dfg.value_type(a)).collect();
+    if types.len() == count && types.iter().all(|&t| t == expected) {
+        return Ok(());
+    }
+    let lanes: usize = types.iter().map(|t| t.lane_count() as usize).sum();
+    let same_lanes = types.iter().all(|t| t.lane_type() == expected.lane_type());
+    let components = src.width.storage_lanes();
+    if types.is_empty() || !same_lanes || lanes == components {
+        // A type mismatch, not a count mismatch: name the type the convention asks for.
+        let (i, &got) = types
+            .iter()
+            .enumerate()
+            .find(|(_, &t)| t != expected)
+            .unwrap_or((0, &expected));
+        if count != types.len() {
+            return Err(LowerError::PartCount {
+                request: request.to_string(),
+                ty: src,
+                expected: count,
+                got: types.len(),
+            });
+        }
+        return Err(LowerError::ValueType {
+            what: format!("part {i} of the operand"),
+            request: request.to_string(),
+            expected,
+            got,
+        });
+    }
+    let mut fix = match (request, Width::from_lanes(lanes)) {
+        (Request::Convert(c), Some(w)) => format!(
+            "to convert all {lanes} lanes, ask for {}; for some of them, extractlane those first",
+            c.with_width(w)
+        ),
+        _ => format!("pass a {expected} value (extractlane or shuffle the lanes you mean)"),
+    };
+    if lanes > components {
+        fix.push_str(
+            "; a value in the low lanes of 128-bit vectors goes through Lowering::convert_vector \
+             or Lowering::reinterpret_vector, which take that convention explicitly",
+        );
+    }
+    Err(LowerError::LaneCount {
+        request: request.to_string(),
+        expected: components,
+        got: types.first().copied().unwrap_or(expected),
+        lanes,
+        fix,
+    })
 }
 
 /// Checks the per-component form of `request`'s operand: one scalar of the element type per
@@ -594,7 +839,17 @@ pub(crate) fn emit_element(
     let rounding = conv.effective_rounding(static_mode);
     match (src.is_float(), dst.is_float()) {
         (false, false) => int_to_int::emit(b, src, dst, conv.saturate(), x),
-        (true, false) => float_to_int::emit(b, src, dst, rounding, x),
+        (true, false) => {
+            let y = float_to_int::emit(b, src, dst, rounding, x);
+            let spec = recipes::BlockSpec {
+                src,
+                dst,
+                saturate: conv.saturate(),
+                rounding,
+                rules: conv.rules(),
+            };
+            edges::element(b, &spec, y)
+        }
         (false, true) => int_to_float::emit(b, src, dst, rounding, x),
         (true, true) => float_to_float::emit(b, src, dst, rounding, x),
     }

@@ -190,7 +190,7 @@ impl Lowering {
     /// b.switch_to_block(entry);
     /// let (x, y) = (b.block_params(entry)[0], b.block_params(entry)[1]);
     ///
-    /// let lowering = Lowering::with_static_mode(Rounding::Rtz);
+    /// let lowering = Lowering::without_isa().with_static_mode(Rounding::Rtz);
     /// let product = lowering.arith(&mut b, ArithOp::Mul, &[x, y]).unwrap();
     ///
     /// b.ins().return_(&[product]);
@@ -226,10 +226,10 @@ impl Lowering {
     /// b.append_block_params_for_function_params(entry);
     /// b.switch_to_block(entry);
     /// let x = b.block_params(entry)[0];
-    /// let root = Lowering::new().arith_with_mode(&mut b, ArithOp::Sqrt, Some(Rounding::Rtp), &[x]);
+    /// let root = Lowering::without_isa().arith_with_mode(&mut b, ArithOp::Sqrt, Some(Rounding::Rtp), &[x]);
     /// assert!(root.is_ok());
     /// // sqrt takes one operand
-    /// assert!(Lowering::new().arith_with_mode(&mut b, ArithOp::Sqrt, None, &[x, x]).is_err());
+    /// assert!(Lowering::without_isa().arith_with_mode(&mut b, ArithOp::Sqrt, None, &[x, x]).is_err());
     /// ```
     pub fn arith_with_mode(
         &self,

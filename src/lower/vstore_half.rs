@@ -93,7 +93,7 @@ impl Lowering {
     /// b.append_block_params_for_function_params(entry);
     /// b.switch_to_block(entry);
     /// let p = b.block_params(entry).to_vec();
-    /// let lowering = Lowering::with_static_mode(Rounding::Rtz);
+    /// let lowering = Lowering::without_isa().with_static_mode(Rounding::Rtz);
     /// lowering.vstore_half(&mut b, ScalarType::Float, None, p[0], p[1], p[2]).unwrap();
     /// b.ins().return_(&[]);
     /// b.seal_all_blocks();
@@ -142,12 +142,12 @@ impl Lowering {
     /// let zero = b.ins().iconst(types::I64, 0);
     /// let double2 = VectorType::new(ScalarType::Double, Width::W2);
     /// // vstore_half2_rtp(x, 0, p)
-    /// Lowering::new()
+    /// Lowering::without_isa()
     ///     .vstore_halfn(&mut b, double2, Some(Rounding::Rtp), &[p[0]], p[1], zero, false)
     ///     .unwrap();
     /// // A float2 value is an F32X4, not an F64X2:
     /// let float2 = VectorType::new(ScalarType::Float, Width::W2);
-    /// assert!(Lowering::new().vstore_halfn(&mut b, float2, None, &[p[0]], p[1], zero, false).is_err());
+    /// assert!(Lowering::without_isa().vstore_halfn(&mut b, float2, None, &[p[0]], p[1], zero, false).is_err());
     /// ```
     #[allow(clippy::too_many_arguments)]
     pub fn vstore_halfn(
@@ -267,7 +267,7 @@ impl Lowering {
     /// b.switch_to_block(entry);
     /// let p = b.block_params(entry)[0];
     /// let one = b.ins().iconst(types::I64, 1);
-    /// let x = Lowering::new().vload_half(&mut b, p, one).unwrap(); // p[1]
+    /// let x = Lowering::without_isa().vload_half(&mut b, p, one).unwrap(); // p[1]
     /// assert_eq!(b.func.dfg.value_type(x), types::F32);
     /// b.ins().return_(&[x]);
     /// b.seal_all_blocks();
@@ -300,7 +300,7 @@ impl Lowering {
     /// b.switch_to_block(entry);
     /// let p = b.block_params(entry)[0];
     /// let zero = b.ins().iconst(types::I64, 0);
-    /// let parts = Lowering::new().vload_halfn(&mut b, Width::W8, p, zero).unwrap();
+    /// let parts = Lowering::without_isa().vload_halfn(&mut b, Width::W8, p, zero).unwrap();
     /// assert_eq!(parts.len(), 2); // float8: two F32X4
     /// ```
     pub fn vload_halfn(

@@ -397,7 +397,7 @@ impl HalfInstruction {
 /// b.switch_to_block(block);
 /// let x_i_p = b.block_params(block).to_vec();
 ///
-/// let none = spirv::lower_half(&Lowering::new(), &mut b, &inst, &x_i_p)?;
+/// let none = spirv::lower_half(&Lowering::without_isa(), &mut b, &inst, &x_i_p)?;
 /// assert!(none.is_empty());
 /// b.ins().return_(&[]);
 /// b.seal_all_blocks();

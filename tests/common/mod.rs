@@ -2,55 +2,28 @@
 //! module, and the operand forms of the builder API.
 
 use clconv::cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
-use clconv::cranelift_codegen::settings::{self, Configurable};
 use clconv::cranelift_frontend::FunctionBuilder;
-use clconv::lower::{element_type, vector_parts};
+use clconv::lower::{element_type, value_shape};
 use clconv::{Request, VectorType};
-use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::default_libcall_names;
+use cranelift_jit::JITModule;
 
 pub mod define;
 use define::define_function;
+mod jit_module;
+pub use jit_module::jit_module;
 
 /// How an operand and its result travel through the builder API: one scalar per component,
-/// or the OpenCL value's 128-bit vector parts.
+/// or the OpenCL value as a front end holds it ([`value_shape`]: one vector of its lanes up to
+/// 128 bits, 128-bit parts beyond).
 #[derive(Clone, Copy, Debug)]
 pub enum Form {
     Components,
     Parts,
-}
-
-/// A JIT module for the host. Without SSE4.1, Cranelift rounds through libm calls that may sit
-/// more than 2 GB from the JIT's code (no colocated libcalls) and that cranelift-jit looks up
-/// by name in the process, where a Rust program need not export them: hand them over.
-pub fn jit_module() -> JITModule {
-    let mut flags = settings::builder();
-    flags.set("use_colocated_libcalls", "false").unwrap();
-    flags.set("is_pic", "false").unwrap();
-    let isa = clconv::cranelift_native::builder()
-        .unwrap()
-        .finish(settings::Flags::new(flags))
-        .unwrap();
-    let mut jit = JITBuilder::with_isa(isa, default_libcall_names());
-    let f32s: [(&str, extern "C" fn(f32) -> f32); 4] = [
-        ("nearbyintf", nearbyintf),
-        ("floorf", floorf),
-        ("ceilf", ceilf),
-        ("truncf", truncf),
-    ];
-    let f64s: [(&str, extern "C" fn(f64) -> f64); 4] = [
-        ("nearbyint", nearbyint),
-        ("floor", floor),
-        ("ceil", ceil),
-        ("trunc", trunc),
-    ];
-    for (name, f) in f32s {
-        jit.symbol(name, f as *const u8);
-    }
-    for (name, f) in f64s {
-        jit.symbol(name, f as *const u8);
-    }
-    JITModule::new(jit)
+    /// The 128-bit parts [`clconv::lower::vector_parts`] gives, a narrow value in the low
+    /// lanes: the convention `Lowering::convert_vector` and the half loads and stores take.
+    // tests/spirv.rs uses it; tests/lower_named.rs, which includes this module too, does not.
+    #[allow(dead_code)]
+    PaddedParts,
 }
 
 /// Compiles `fn(src, dst)` (function `f{n}` of `module`) that loads one value of `request`'s
@@ -73,9 +46,17 @@ pub fn compile(
         let args = load_operand(b, request.src(), form, src);
         let out = lower(b, &args);
         let d = request.dst();
+        // A one-component operand is a scalar in both forms, so its result comes per component
+        // (`as_char2(short)`: two I8).
+        let per_component = matches!(form, Form::Components) || request.src().lanes() == 1;
         let (count, stride) = match form {
-            Form::Components => (d.lanes(), d.elem.bytes()),
-            Form::Parts => (vector_parts(d).1, 16),
+            _ if per_component => (d.lanes(), d.elem.bytes()),
+            Form::Components => unreachable!(),
+            Form::PaddedParts => (clconv::lower::vector_parts(d).1, 16),
+            Form::Parts => {
+                let (ty, count) = value_shape(d);
+                (count, ty.bytes() as usize)
+            }
         };
         assert_eq!(out.len(), count, "{label}");
         for (i, &v) in out.iter().enumerate() {
@@ -90,7 +71,7 @@ pub fn compile(
 }
 
 /// Loads one OpenCL value of type `ty` from `src` in `form`: its components (scalars, one after
-/// another), or its 128-bit vector parts (16 bytes apart).
+/// another), or its [`value_shape`] (one vector, or 128-bit parts 16 bytes apart).
 pub fn load_operand(b: &mut FunctionBuilder, ty: VectorType, form: Form, src: Value) -> Vec<Value> {
     let flags = MemFlagsData::trusted();
     match form {
@@ -101,35 +82,16 @@ pub fn load_operand(b: &mut FunctionBuilder, ty: VectorType, form: Form, src: Va
                 .collect()
         }
         Form::Parts => {
-            let (t, count) = vector_parts(ty);
+            let (t, count) = value_shape(ty);
+            (0..count)
+                .map(|i| b.ins().load(t, flags, src, (t.bytes() as usize * i) as i32))
+                .collect()
+        }
+        Form::PaddedParts => {
+            let (t, count) = clconv::lower::vector_parts(ty);
             (0..count)
                 .map(|i| b.ins().load(t, flags, src, (16 * i) as i32))
                 .collect()
         }
     }
-}
-
-extern "C" fn nearbyintf(x: f32) -> f32 {
-    x.round_ties_even()
-}
-extern "C" fn nearbyint(x: f64) -> f64 {
-    x.round_ties_even()
-}
-extern "C" fn floorf(x: f32) -> f32 {
-    x.floor()
-}
-extern "C" fn floor(x: f64) -> f64 {
-    x.floor()
-}
-extern "C" fn ceilf(x: f32) -> f32 {
-    x.ceil()
-}
-extern "C" fn ceil(x: f64) -> f64 {
-    x.ceil()
-}
-extern "C" fn truncf(x: f32) -> f32 {
-    x.trunc()
-}
-extern "C" fn trunc(x: f64) -> f64 {
-    x.trunc()
 }

@@ -18,6 +18,10 @@ use clconv::{Extensions, Layout, Rounding};
 const HELP: &str = "\
 clconv: OpenCL C conversions (convert_*, as_*) lowered to Cranelift and JIT-compiled
 
+FUNCTION is any spelling of a conversion: OpenCL (convert_int4_sat_rte(float4)), mangled
+(_Z20convert_int4_sat_rteDv4_f), or a language's own, LANG:expression (wgsl:i32(f32),
+hlsl:int4(float4), glsl:ivec4(vec4), msl:static_cast<int4>(float4)).
+
 usage:
   clconv demo
       JIT-compile a few conversions, run them on built-in inputs, show them beside the reference.
@@ -64,7 +68,9 @@ usage:
       The lowering report: instructions per element and recipe, per conversion and target
       (--write: regenerate lowering-tables/REPORT.md).
   clconv list [FILTER] [--fp16]
-      Print every request (canonical and mangled name) whose name contains FILTER.
+      Print every request (canonical and mangled name) whose name contains FILTER. With a
+      language prefix (wgsl:, hlsl:, glsl:, msl:), that language's spellings instead, each with
+      the request it is: clconv list wgsl:vec4.
   clconv spirv MODULE.spv [--fp16]
       Every conversion instruction and OpenCL.std half load or store of a SPIR-V module, in
       module order, one tab-separated line each: the function, the result id, the request (or

@@ -126,9 +126,25 @@ fn report(args: &args::ReportArgs) -> Result<ExitCode, Usage> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `clconv list [FILTER] [--fp16]`: every request whose name contains FILTER.
+/// `clconv list [FILTER] [--fp16]`: every request whose name contains FILTER; with a language
+/// prefix (`wgsl:`, `wgsl:i32`), that language's spellings and the request each one is.
 fn list(args: &args::ListArgs) -> Result<ExitCode, Usage> {
     let filter = args::filter("list", &args.filter)?;
+    if let Some((prefix, _)) = filter.split_once(':') {
+        let language = clconv::languages::Language::from_prefix(&prefix.to_ascii_lowercase())
+            .ok_or_else(|| {
+                Usage(format!(
+                    "unknown language {}: the languages are wgsl:, hlsl:, glsl: and msl:",
+                    shown(prefix)
+                ))
+            })?;
+        for (spelling, request) in language.spellings() {
+            if spelling.contains(filter) {
+                out!("{spelling}\t{request}");
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     for r in Request::all(args.fp16.ext()) {
         let name = r.to_string();
         if name.contains(filter) {

@@ -1,14 +1,18 @@
 //! A kernel compiler's view of clconv: a crate that depends on the library alone (default
 //! features), builds its own Cranelift function with the Cranelift clconv re-exports, asks
-//! clconv for one OpenCL builtin by name in one call, and compiles and runs the function itself.
+//! clconv for one conversion in one call, on its own F32X4, and compiles and runs the function
+//! itself: by the typed entry ([`Packer::typed`]: element types, no name) or by a name
+//! ([`Packer::new`]).
 //!
-//! `pack_colour` is what such a compiler would emit for
-//! `uchar4 pack(float4 c) { return convert_uchar4_sat_rte(c); }` over a buffer of colours.
+//! `pack` is what such a compiler would emit for
+//! `uchar4 pack(float4 c) { return convert_uchar4_sat_rte(c); }`.
 
+use clconv::cranelift_codegen::ir::Value;
 use clconv::cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData};
 use clconv::cranelift_codegen::settings::{self, Configurable};
 use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use clconv::lower::Lowering;
+use clconv::lower::{ElementConversion, LowerError, Lowering};
+use clconv::{Rounding, ScalarType};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
 
@@ -26,9 +30,30 @@ pub struct Packer {
 pub type Error = Box<dyn std::error::Error>;
 
 impl Packer {
-    /// Builds `pack` with `lowering.lower_named` on the operand's vector form (one F32X4),
+    /// Builds `pack` with one `lowering.lower_named(builtin)` call on the colour (one F32X4),
     /// and JIT-compiles it for this machine.
     pub fn new(builtin: &str) -> Result<Packer, Error> {
+        Packer::build(|lowering, b, colour| {
+            let bytes = lowering.lower_named(b, builtin, &[colour])?;
+            Ok(bytes[0])
+        })
+    }
+
+    /// Builds `pack` with the typed entry: float lanes to uchar lanes, saturating, to nearest
+    /// even; the width comes from the F32X4, and the result is an I8X4.
+    pub fn typed() -> Result<Packer, Error> {
+        Packer::build(|lowering, b, colour| {
+            let to_bytes = ElementConversion::new(ScalarType::Float, ScalarType::UChar)
+                .saturating()
+                .rounding(Rounding::Rte);
+            lowering.convert_value(b, to_bytes, colour)
+        })
+    }
+
+    /// Builds and compiles `pack`, with `convert` lowering the colour into four bytes.
+    fn build(
+        convert: impl FnOnce(&Lowering, &mut FunctionBuilder, Value) -> Result<Value, LowerError>,
+    ) -> Result<Packer, Error> {
         // Without SSE4.1 Cranelift rounds through a libm call that may sit more than 2 GB from
         // the JIT's code: no colocated libcalls, and hand cranelift-jit the symbol.
         let mut flags = settings::builder();
@@ -59,16 +84,11 @@ impl Packer {
         let flags = MemFlagsData::trusted();
         let colour = b.ins().load(types::F32X4, flags, src, 0);
 
-        // The one call: clconv parses the name and lowers it on our value.
-        let bytes = Lowering::new().lower_named(&mut b, builtin, &[colour])?;
-
-        // uchar4 sits in the low four lanes of the I8X16: store them as one 32-bit lane.
-        let words = b.ins().bitcast(
-            types::I32X4,
-            MemFlagsData::new().with_endianness(clconv::cranelift_codegen::ir::Endianness::Little),
-            bytes[0],
-        );
-        let pixel = b.ins().extractlane(words, 0);
+        // The one call, with the ISA the module compiles for: its vector recipe (roundps,
+        // cvttps2dq, two packs on SSE4.1), not four scalar conversions.
+        let lowering = Lowering::for_isa(module.isa())?;
+        let pixel = convert(&lowering, &mut b, colour)?;
+        assert_eq!(b.func.dfg.value_type(pixel), types::I8X4);
         b.ins().store(flags, pixel, dst, 0);
         b.ins().return_(&[]);
         b.seal_all_blocks();

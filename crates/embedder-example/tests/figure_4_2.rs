@@ -17,6 +17,13 @@ fn figure_4_2_through_the_embedders_own_function() {
 }
 
 #[test]
+fn the_typed_entry_gives_the_same_function() {
+    let packer = Packer::typed().unwrap();
+    assert_eq!(packer.pack([-5.0, 254.5, 254.6, 1.2e9]), [0, 254, 255, 255]);
+    assert_eq!(packer.pack([f32::NAN, 0.5, 1.5, 255.49]), [0, 0, 2, 255]);
+}
+
+#[test]
 fn the_mangled_spelling_gives_the_same_function() {
     let packer = Packer::new("_Z22convert_uchar4_sat_rteDv4_f").unwrap();
     assert_eq!(packer.pack([-5.0, 254.5, 254.6, 1.2e9]), [0, 254, 255, 255]);

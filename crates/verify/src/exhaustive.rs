@@ -75,6 +75,7 @@ use crate::check::{self, Rng};
 use clconv::jit::{Jit, JitError, Kernel, Threads, Tier, Tiering, X64Flags};
 use clconv::reference::ElementConverter;
 use clconv::request::{Conversion, Request};
+use clconv::rules::OutOfRange;
 use clconv::types::{Extensions, Layout, Rounding, ScalarType, Width};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -140,6 +141,9 @@ pub struct FastConverter {
     dst: ScalarType,
     saturate: bool,
     rounding: Rounding,
+    /// float → integer: the range clamped to (the destination's, or under WGSL's rule the
+    /// integers the source represents exactly).
+    bounds: (i128, i128),
 }
 
 /// A source element's exact value.
@@ -191,11 +195,32 @@ impl FastConverter {
         } else if exact(src, dst) {
             rounding = Rounding::Rte;
         }
+        let destination = (dst.int_min().unwrap_or(0), dst.int_max().unwrap_or(0));
+        let bounds = match (conv.rules().out_of_range, float_format(src)) {
+            (OutOfRange::NearestInSource, Some((m, e))) if dst.is_integer() => {
+                // The bounds moved toward zero to the nearest source values, by this file's own
+                // rounding (toward zero) and decoding.
+                let exact_toward_zero = |v: i128| {
+                    let value = Value::Finite {
+                        negative: v < 0,
+                        magnitude: v.unsigned_abs() as u64,
+                        exp2: 0,
+                    };
+                    integer_of(decode(src, to_float(value, m, e, Rounding::Rtz)))
+                };
+                (
+                    exact_toward_zero(destination.0),
+                    exact_toward_zero(destination.1),
+                )
+            }
+            _ => destination,
+        };
         FastConverter {
             src,
             dst,
             saturate,
             rounding,
+            bounds,
         }
     }
 
@@ -256,6 +281,7 @@ impl FastConverter {
                 value,
                 self.dst,
                 self.saturate || self.src.is_float(),
+                self.bounds,
                 self.rounding,
             ),
         }
@@ -285,6 +311,30 @@ fn float_format(t: ScalarType) -> Option<(u32, u32)> {
         ScalarType::Float => Some((23, 8)),
         ScalarType::Double => Some((52, 11)),
         _ => None,
+    }
+}
+
+/// The integer a finite, integral `value` is.
+fn integer_of(value: Value) -> i128 {
+    let Value::Finite {
+        negative,
+        magnitude,
+        exp2,
+    } = value
+    else {
+        unreachable!("rounding an integer toward zero gives a finite value")
+    };
+    let m = if magnitude == 0 {
+        0
+    } else if exp2 >= 0 {
+        i128::from(magnitude) << exp2
+    } else {
+        i128::from(magnitude >> exp2.unsigned_abs())
+    };
+    if negative {
+        -m
+    } else {
+        m
     }
 }
 
@@ -369,8 +419,8 @@ fn round_up(mode: Rounding, negative: bool, odd: bool, vs_half: Ordering, inexac
 }
 
 #[inline(always)]
-fn to_int(value: Value, dst: ScalarType, clamp: bool, mode: Rounding) -> u64 {
-    let (lo, hi) = (dst.int_min().unwrap_or(0), dst.int_max().unwrap_or(0));
+fn to_int(value: Value, dst: ScalarType, clamp: bool, bounds: (i128, i128), mode: Rounding) -> u64 {
+    let (lo, hi) = bounds;
     let v: i128 = match value {
         Value::Nan { .. } => 0,
         Value::Infinite { negative } => {

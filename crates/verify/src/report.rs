@@ -136,7 +136,7 @@ fn block_probe(
         }
         (Request::Convert(c), _) if c.src().elem != c.dst().elem => {
             let x = b.ins().load(element_type(spec.src), flags, src, 0);
-            let y = Lowering::new()
+            let y = Lowering::without_isa()
                 .convert_element(&mut b, c, x)
                 .expect("the report loads the operand at its element type");
             b.ins().store(flags, y, dst, 0);

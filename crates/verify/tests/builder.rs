@@ -53,9 +53,9 @@ fn build(
 fn check_all(with_isa: bool) {
     let isa = Target::Host.isa().unwrap();
     let lowering = if with_isa {
-        Lowering::new().with_isa(isa.clone())
+        Lowering::for_isa(&*isa).unwrap()
     } else {
-        Lowering::new()
+        Lowering::without_isa()
     };
     let mut module = JITModule::new(JITBuilder::with_isa(isa.clone(), default_libcall_names()));
     let ext = Extensions::with_fp16();

@@ -1,0 +1,159 @@
+//! GLSL: the constructors `ivec4(vec4)`, `uint(float)`, `float16_t(float)`, with the types of
+//! GL_EXT_shader_explicit_arithmetic_types (`int8_t`, `u16vec4`, `f64vec2`, ...), and the bit
+//! functions `floatBitsToInt`, `floatBitsToUint`, `intBitsToFloat`, `uintBitsToFloat` and
+//! their 16- and 64-bit forms.
+//!
+//! Rules (quoted with their sections in `docs/glsl.md`): float -> integer drops the fraction;
+//! a value out of range (a negative one into uint included) is undefined in GLSL, and clconv
+//! gives OpenCL's `_sat` result (clamp, NaN -> 0) on every target. Into a float, nearest-even.
+//! Integer -> integer "preserves the bit pattern": the low bits.
+
+use super::syntax;
+use super::{construct, nearest_even, reinterpret, ConstructorRules, Language};
+use crate::request::{Request, RequestError};
+use crate::rules::Rules;
+use crate::types::{ScalarType, VectorType, Width};
+
+const RULES: ConstructorRules = ConstructorRules {
+    float_to_int: Rules::OPENCL,
+    to_float: nearest_even,
+};
+
+/// Scalar names and the vector prefix of each (`ivec4`, `u8vec2`).
+const TYPES: [(&str, &str, ScalarType); 15] = [
+    ("int", "ivec", ScalarType::Int),
+    ("uint", "uvec", ScalarType::UInt),
+    ("float", "vec", ScalarType::Float),
+    ("double", "dvec", ScalarType::Double),
+    ("float16_t", "f16vec", ScalarType::Half),
+    ("int8_t", "i8vec", ScalarType::Char),
+    ("uint8_t", "u8vec", ScalarType::UChar),
+    ("int16_t", "i16vec", ScalarType::Short),
+    ("uint16_t", "u16vec", ScalarType::UShort),
+    ("int64_t", "i64vec", ScalarType::Long),
+    ("uint64_t", "u64vec", ScalarType::ULong),
+    ("int32_t", "i32vec", ScalarType::Int),
+    ("uint32_t", "u32vec", ScalarType::UInt),
+    ("float32_t", "f32vec", ScalarType::Float),
+    ("float64_t", "f64vec", ScalarType::Double),
+];
+
+/// The bit functions: name, the operand's element type, the result's.
+const BITS: [(&str, ScalarType, ScalarType); 12] = [
+    ("floatBitsToInt", ScalarType::Float, ScalarType::Int),
+    ("floatBitsToUint", ScalarType::Float, ScalarType::UInt),
+    ("intBitsToFloat", ScalarType::Int, ScalarType::Float),
+    ("uintBitsToFloat", ScalarType::UInt, ScalarType::Float),
+    ("doubleBitsToInt64", ScalarType::Double, ScalarType::Long),
+    ("doubleBitsToUint64", ScalarType::Double, ScalarType::ULong),
+    ("int64BitsToDouble", ScalarType::Long, ScalarType::Double),
+    ("uint64BitsToDouble", ScalarType::ULong, ScalarType::Double),
+    ("float16BitsToInt16", ScalarType::Half, ScalarType::Short),
+    ("float16BitsToUint16", ScalarType::Half, ScalarType::UShort),
+    ("int16BitsToFloat16", ScalarType::Short, ScalarType::Half),
+    ("uint16BitsToFloat16", ScalarType::UShort, ScalarType::Half),
+];
+
+pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
+    let call = syntax::call(Language::Glsl, text)?;
+    let src = parse_type(call.arg, text)?;
+    if let Some(&(name, from, to)) = BITS.iter().find(|(n, _, _)| *n == call.callee) {
+        if src.elem != from {
+            return Err(syntax::error(
+                Language::Glsl,
+                text,
+                format!(
+                    "{name} takes {} values, not {}",
+                    spelled(VectorType::new(from, src.width)),
+                    spelled(src)
+                ),
+            ));
+        }
+        return reinterpret(src, VectorType::new(to, src.width));
+    }
+    if matches!(call.callee, "packHalf2x16" | "unpackHalf2x16") {
+        return Err(syntax::error(
+            Language::Glsl,
+            text,
+            format!(
+                "`{}` converts and reinterprets in one (two halves in a uint): clconv does not \
+                 lower it as one request yet; lower `glsl:f16vec2(vec2)` and reinterpret the \
+                 32 bits (`uint` holds the first component in its low 16 bits)",
+                call.callee
+            ),
+        ));
+    }
+    if call.template.is_some() {
+        return Err(syntax::error(
+            Language::Glsl,
+            text,
+            "GLSL writes no `<...>` in a constructor: `ivec4(vec4)`".into(),
+        ));
+    }
+    construct(Language::Glsl, src, parse_type(call.callee, text)?, RULES)
+}
+
+fn parse_type(name: &str, text: &str) -> Result<VectorType, RequestError> {
+    for (scalar, _, elem) in TYPES {
+        if name == scalar {
+            return Ok(VectorType::scalar(elem));
+        }
+    }
+    // Longest prefixes first: `f16vec` before `vec`.
+    let mut by_length = TYPES;
+    by_length.sort_by_key(|(_, v, _)| std::cmp::Reverse(v.len()));
+    for (_, prefix, elem) in by_length {
+        if let Some(n) = name.strip_prefix(prefix) {
+            let width = match n {
+                "2" => Width::W2,
+                "3" => Width::W3,
+                "4" => Width::W4,
+                _ => continue,
+            };
+            return Ok(VectorType::new(elem, width));
+        }
+    }
+    let hint = if name.starts_with("bool") || name.starts_with("bvec") {
+        "; bool is no number"
+    } else if name.starts_with("mat") || name.starts_with("dmat") {
+        "; matrices convert column by column, as vectors"
+    } else {
+        ""
+    };
+    Err(syntax::error(
+        Language::Glsl,
+        text,
+        format!(
+            "unknown type `{name}`: GLSL converts int, uint, float, double and the explicit \
+             arithmetic types (int8_t ... uint64_t, float16_t ... float64_t), and their \
+             vectors (ivec4, uvec2, vec3, dvec4, f16vec4, i8vec2, ...){hint}"
+        ),
+    ))
+}
+
+fn spelled(t: VectorType) -> String {
+    let (scalar, prefix, _) = TYPES
+        .iter()
+        .find(|(_, _, e)| *e == t.elem)
+        .expect("a GLSL type");
+    match t.width.lanes() {
+        1 => scalar.to_string(),
+        n => format!("{prefix}{n}"),
+    }
+}
+
+pub(super) fn spellings() -> Vec<String> {
+    let mut out = Vec::new();
+    for width in [Width::W1, Width::W2, Width::W3, Width::W4] {
+        for (_, _, dst) in &TYPES[..11] {
+            for (_, _, src) in &TYPES[..11] {
+                let (d, s) = (VectorType::new(*dst, width), VectorType::new(*src, width));
+                out.push(format!("{}({})", spelled(d), spelled(s)));
+            }
+        }
+        for (name, from, _) in BITS {
+            out.push(format!("{name}({})", spelled(VectorType::new(from, width))));
+        }
+    }
+    out
+}

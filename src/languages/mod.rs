@@ -1,0 +1,198 @@
+//! The spelling front ends of languages other than OpenCL C: `wgsl:i32(f32)`,
+//! `hlsl:int4(float4)`, `glsl:ivec4(vec4)`, `msl:static_cast<int4>(float4)`. Each turns its
+//! language's spelling and rules into the one [`Request`] every other layer takes, as naga's
+//! front ends share one IR: a spelling that means what an OpenCL request means *is* that
+//! request (Direct3D's `ftoi` is `convert_int_sat(float)`: same kernel, same cache entry, same
+//! proof), and only a genuinely different rule (WGSL's clamp) makes a request of its own,
+//! carried as data ([`crate::rules`]).
+//!
+//! Each language's page in `docs/` quotes its specification for every rule and names the
+//! results clconv defines where the specification leaves them open.
+//!
+//! ```
+//! use clconv::{Extensions, Request};
+//! let wgsl = Request::parse("wgsl:vec4<i32>(vec4<f32>)", Extensions::default()).unwrap();
+//! assert_eq!(wgsl.to_string(), "convert_int4_satsrc(float4)");
+//! let hlsl = Request::parse("hlsl:int(float)", Extensions::default()).unwrap();
+//! assert_eq!(hlsl.to_string(), "convert_int_sat(float)");
+//! ```
+
+mod glsl;
+mod hlsl;
+mod msl;
+mod syntax;
+mod wgsl;
+
+use crate::request::{Conversion, Reinterpretation, Request, RequestError};
+use crate::rules::Rules;
+use crate::types::{Extensions, Rounding, ScalarType, VectorType};
+use std::fmt;
+
+/// A language whose conversions clconv reads in its own spelling, written `LANG:expression`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Language {
+    /// WGSL (WebGPU): value constructors `i32(f32)`, `vec4<u32>(vec4<f16>)`, `bitcast<T>(e)`.
+    Wgsl,
+    /// HLSL (Direct3D): constructors and casts `int4(float4)`, `(int)float`, `asint`, ...
+    Hlsl,
+    /// GLSL (OpenGL, Vulkan): constructors `ivec4(vec4)`, `floatBitsToInt`, ...
+    Glsl,
+    /// Metal: `int4(float4)`, `static_cast<int4>(float4)`, `as_type<int4>(float4)`.
+    Msl,
+}
+
+impl Language {
+    /// Every language, in the order `clconv list` shows them.
+    pub const ALL: [Language; 4] = [
+        Language::Wgsl,
+        Language::Hlsl,
+        Language::Glsl,
+        Language::Msl,
+    ];
+
+    /// The prefix before the `:` (`wgsl`).
+    pub const fn prefix(self) -> &'static str {
+        match self {
+            Language::Wgsl => "wgsl",
+            Language::Hlsl => "hlsl",
+            Language::Glsl => "glsl",
+            Language::Msl => "msl",
+        }
+    }
+
+    /// The language whose prefix is `prefix` (lowercase).
+    pub fn from_prefix(prefix: &str) -> Option<Language> {
+        Language::ALL.into_iter().find(|l| l.prefix() == prefix)
+    }
+
+    /// Parses `expression` (what follows `LANG:`) into the request it means.
+    ///
+    /// ```
+    /// use clconv::languages::Language;
+    /// let r = Language::Glsl.parse("uvec2(vec2)").unwrap();
+    /// assert_eq!(r.to_string(), "convert_uint2_sat(float2)");
+    /// assert!(Language::Glsl.parse("uvec2(vec3)").is_err());
+    /// ```
+    pub fn parse(self, expression: &str) -> Result<Request, RequestError> {
+        let compact = syntax::compact(self, expression)?;
+        match self {
+            Language::Wgsl => wgsl::parse(&compact),
+            Language::Hlsl => hlsl::parse(&compact),
+            Language::Glsl => glsl::parse(&compact),
+            Language::Msl => msl::parse(&compact),
+        }
+    }
+
+    /// Every spelling the language accepts, one per line of `clconv list LANG:`, each with the
+    /// request it means: constructors between every pair of its convertible types at every
+    /// width, then its reinterpretations.
+    ///
+    /// ```
+    /// use clconv::languages::Language;
+    /// let all = Language::Wgsl.spellings();
+    /// assert!(all.iter().any(|(s, r)| s == "wgsl:i32(f32)" && r.to_string() == "convert_int_satsrc(float)"));
+    /// ```
+    pub fn spellings(self) -> Vec<(String, Request)> {
+        let written = match self {
+            Language::Wgsl => wgsl::spellings(),
+            Language::Hlsl => hlsl::spellings(),
+            Language::Glsl => glsl::spellings(),
+            Language::Msl => msl::spellings(),
+        };
+        written
+            .into_iter()
+            .filter_map(|s| {
+                let r = self.parse(&s).ok()?;
+                Some((format!("{}:{s}", self.prefix()), r))
+            })
+            .collect()
+    }
+}
+
+impl fmt::Display for Language {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Language::Wgsl => "WGSL",
+            Language::Hlsl => "HLSL",
+            Language::Glsl => "GLSL",
+            Language::Msl => "Metal",
+        })
+    }
+}
+
+/// `input` split as `LANG:expression` when it starts with a language prefix and a colon.
+pub(crate) fn split(input: &str) -> Option<(&str, &str)> {
+    let (prefix, rest) = input.split_once(':')?;
+    let prefix = prefix.trim();
+    (!prefix.is_empty() && prefix.bytes().all(|b| b.is_ascii_alphanumeric()))
+        .then_some((prefix, rest))
+}
+
+/// Parses `LANG:expression`.
+pub(crate) fn parse(prefix: &str, expression: &str) -> Result<Request, RequestError> {
+    let language = Language::from_prefix(&prefix.to_ascii_lowercase()).ok_or_else(|| {
+        RequestError::UnknownLanguage {
+            prefix: syntax::echo(prefix),
+        }
+    })?;
+    language.parse(expression)
+}
+
+/// What a language's value constructor `T(e)` does in each conversion class: the choices its
+/// front end makes once, so that the classes are decided in one place ([`construct`]).
+#[derive(Clone, Copy, Debug)]
+struct ConstructorRules {
+    /// float -> integer: always saturating, toward zero, with these rules at the edges.
+    float_to_int: Rules,
+    /// The rounding of a conversion from `src` into the floating type `dst`.
+    to_float: fn(ScalarType, ScalarType) -> Rounding,
+}
+
+fn nearest_even(_: ScalarType, _: ScalarType) -> Rounding {
+    Rounding::Rte
+}
+
+/// The request `T(e)` means in a language with `rules`, for an `e` of type `src`.
+fn construct(
+    language: Language,
+    src: VectorType,
+    dst: VectorType,
+    rules: ConstructorRules,
+) -> Result<Request, RequestError> {
+    let ext = Extensions::with_fp16();
+    if src.width != dst.width {
+        return Err(syntax::error(
+            language,
+            &format!("{dst}({src})"),
+            format!(
+                "a value constructor keeps the component count, but the operand has {} and the \
+                 result {}: convert to a type of {} components",
+                src.lanes(),
+                dst.lanes(),
+                src.lanes()
+            ),
+        ));
+    }
+    let conversion = if src.elem == dst.elem {
+        Conversion::new(src, dst, false, None, ext)?
+    } else {
+        match (src.elem.is_float(), dst.elem.is_float()) {
+            // Integer -> integer keeps the low bits: WGSL's and GLSL's "same bit pattern",
+            // HLSL's and Metal's C rule.
+            (false, false) => Conversion::new(src, dst, false, None, ext)?,
+            (true, false) => {
+                Conversion::new(src, dst, true, None, ext)?.with_rules(rules.float_to_int)
+            }
+            (_, true) => {
+                let rounding = (rules.to_float)(src.elem, dst.elem);
+                Conversion::new(src, dst, false, Some(rounding), ext)?
+            }
+        }
+    };
+    Ok(Request::Convert(conversion))
+}
+
+/// The request a reinterpretation `f<T>(e)` means: the same bits.
+fn reinterpret(src: VectorType, dst: VectorType) -> Result<Request, RequestError> {
+    Reinterpretation::new(src, dst, Extensions::with_fp16()).map(Request::Reinterpret)
+}

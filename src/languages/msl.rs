@@ -1,0 +1,106 @@
+//! Metal: conversions `int4(float4)`, `static_cast<int4>(float4)`, `(int4)float4`, and the
+//! reinterpretation `as_type<T>(e)`.
+//!
+//! Rules (quoted with their sections in `docs/msl.md`): `static_cast` converts "with no
+//! saturation and with a default rounding mode": toward zero into integers, nearest-even into
+//! floats. Out-of-range and NaN results are undefined in Metal (C++'s rule); clconv gives
+//! OpenCL's `_sat` result (clamp, NaN -> 0) on every target. Integer -> integer keeps the low
+//! bits.
+
+use super::syntax;
+use super::{construct, nearest_even, reinterpret, ConstructorRules, Language};
+use crate::request::{Request, RequestError};
+use crate::rules::Rules;
+use crate::types::{ScalarType, VectorType, Width};
+
+const RULES: ConstructorRules = ConstructorRules {
+    float_to_int: Rules::OPENCL,
+    to_float: nearest_even,
+};
+
+const SCALARS: [(&str, ScalarType); 10] = [
+    ("char", ScalarType::Char),
+    ("uchar", ScalarType::UChar),
+    ("short", ScalarType::Short),
+    ("ushort", ScalarType::UShort),
+    ("int", ScalarType::Int),
+    ("uint", ScalarType::UInt),
+    ("long", ScalarType::Long),
+    ("ulong", ScalarType::ULong),
+    ("half", ScalarType::Half),
+    ("float", ScalarType::Float),
+];
+
+pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
+    let call = syntax::call(Language::Msl, text)?;
+    let src = parse_type(call.arg, text)?;
+    match (call.callee, call.template) {
+        ("as_type", Some(t)) => reinterpret(src, parse_type(t, text)?),
+        ("static_cast", Some(t)) | ("", Some(t)) => {
+            construct(Language::Msl, src, parse_type(t, text)?, RULES)
+        }
+        ("vec", Some(t)) => construct(
+            Language::Msl,
+            src,
+            parse_type(&format!("vec<{t}>"), text)?,
+            RULES,
+        ),
+        (name, None) => construct(Language::Msl, src, parse_type(name, text)?, RULES),
+        (name, Some(_)) => Err(syntax::error(
+            Language::Msl,
+            text,
+            format!(
+                "`{name}<...>` is no conversion clconv knows: write `static_cast<T>(S)` or \
+                 `as_type<T>(S)`"
+            ),
+        )),
+    }
+}
+
+fn parse_type(name: &str, text: &str) -> Result<VectorType, RequestError> {
+    if let Some(inner) = name.strip_prefix("vec<").and_then(|n| n.strip_suffix('>')) {
+        if let Some((elem, n)) = inner.split_once(',') {
+            if let Some(t) = syntax::suffixed_type(&format!("{elem}{n}"), &SCALARS, &[2, 3, 4]) {
+                return Ok(t);
+            }
+        }
+    }
+    syntax::suffixed_type(name, &SCALARS, &[2, 3, 4]).ok_or_else(|| {
+        let hint = match name {
+            "double" => "; Metal has no double",
+            "bfloat" => "; bfloat is not converted yet",
+            "bool" => "; bool is no number",
+            _ => "",
+        };
+        syntax::error(
+            Language::Msl,
+            text,
+            format!(
+                "unknown type `{name}`: Metal converts char, uchar, short, ushort, int, uint, \
+                 long, ulong, half and float, with 2 to 4 components (`float4`){hint}"
+            ),
+        )
+    })
+}
+
+pub(super) fn spellings() -> Vec<String> {
+    let mut out = Vec::new();
+    for width in [Width::W1, Width::W2, Width::W3, Width::W4] {
+        for (_, dst) in SCALARS {
+            for (_, src) in SCALARS {
+                let d = syntax::suffixed_name(VectorType::new(dst, width), &SCALARS);
+                let s = syntax::suffixed_name(VectorType::new(src, width), &SCALARS);
+                if let (Some(d), Some(s)) = (d, s) {
+                    out.push(format!("static_cast<{d}>({s})"));
+                    if VectorType::new(dst, width).byte_size()
+                        == VectorType::new(src, width).byte_size()
+                        && dst != src
+                    {
+                        out.push(format!("as_type<{d}>({s})"));
+                    }
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,309 @@
+//! The typed entry: a front end that holds a Cranelift value and knows the element type it
+//! wants converts it in one call, without writing a name. The width and the layout come from
+//! the value's Cranelift type ([`super::value_shape`]); the result has the matching type.
+
+use super::shapes::{self, HalfValues};
+use super::{LowerError, Lowering};
+use crate::request::{Conversion, Request};
+use crate::rules::Rules;
+use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
+use cranelift_codegen::ir::Value;
+use cranelift_frontend::FunctionBuilder;
+
+/// One element conversion, without a width: what [`Lowering::convert`] applies to every lane of
+/// a value. The typed form of a name: `convert_int_sat_rte` is
+/// `ElementConversion::new(Float, Int).saturating().rounding(Rounding::Rte)`.
+///
+/// ```
+/// use clconv::lower::ElementConversion;
+/// use clconv::{rules::Rules, Rounding, ScalarType::{Float, Int}, Width};
+/// let c = ElementConversion::new(Float, Int).saturating().rounding(Rounding::Rte);
+/// assert_eq!(c.at_width(Width::W4).unwrap().to_string(), "convert_int4_sat_rte(float4)");
+/// let wgsl = ElementConversion::new(Float, Int).rules(Rules::WGSL);
+/// assert_eq!(wgsl.at_width(Width::W1).unwrap().to_string(), "convert_int_satsrc(float)");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ElementConversion {
+    from: ScalarType,
+    to: ScalarType,
+    saturate: bool,
+    rounding: Option<Rounding>,
+    rules: Rules,
+}
+
+impl ElementConversion {
+    /// `from` -> `to` with OpenCL's defaults: no `_sat`, the default rounding (toward zero into
+    /// integers, the static mode into floats), OpenCL's rules.
+    pub const fn new(from: ScalarType, to: ScalarType) -> ElementConversion {
+        ElementConversion {
+            from,
+            to,
+            saturate: false,
+            rounding: None,
+            rules: Rules::OPENCL,
+        }
+    }
+
+    /// Saturating (`_sat`): integer destinations only.
+    pub const fn saturating(mut self) -> ElementConversion {
+        self.saturate = true;
+        self
+    }
+
+    /// Rounding by `mode` instead of the default.
+    pub const fn rounding(mut self, mode: Rounding) -> ElementConversion {
+        self.rounding = Some(mode);
+        self
+    }
+
+    /// Following `rules` (a language's, [`crate::rules`]) at the edges.
+    pub const fn rules(mut self, rules: Rules) -> ElementConversion {
+        self.rules = rules;
+        self
+    }
+
+    /// The source element type.
+    pub const fn from(&self) -> ScalarType {
+        self.from
+    }
+
+    /// The destination element type.
+    pub const fn to(&self) -> ScalarType {
+        self.to
+    }
+
+    /// The conversion on `width` components (an error for `_sat` into a float).
+    pub fn at_width(&self, width: Width) -> Result<Conversion, crate::RequestError> {
+        Conversion::new(
+            VectorType::new(self.from, width),
+            VectorType::new(self.to, width),
+            self.saturate,
+            self.rounding,
+            Extensions::with_fp16(),
+        )
+        .map(|c| c.with_rules(self.rules))
+    }
+}
+
+impl Lowering {
+    /// Converts every lane of the caller's value to `conv`'s destination element type, in one
+    /// call: a scalar gives a scalar, an F32X4 (a `vec4f`, or a `vec3f` with its padding lane)
+    /// gives an I32X4 for `int`, an F16X4 gives an F32X4 for `float`, an F32X4 gives two F64X2
+    /// for `double`. 64-bit vectors (F16X4, I32X2, F32X2, I8X8) and narrower ones come and go as
+    /// such; a value wider than 128 bits comes as its 128-bit parts, in lane order. Half comes
+    /// as F16 or I16 lanes; it goes back as [`Lowering::with_half_values`] says.
+    ///
+    /// ```
+    /// use clconv::cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature};
+    /// use clconv::cranelift_codegen::{settings, verifier::verify_function};
+    /// use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+    /// use clconv::lower::{ElementConversion, Lowering};
+    /// use clconv::{rules::Rules, ScalarType::{Float, Half, Int}};
+    ///
+    /// let isa = clconv::cranelift_native::builder()?.finish(settings::Flags::new(settings::builder()))?;
+    /// let mut sig = Signature::new(isa.default_call_conv());
+    /// sig.params.push(AbiParam::new(types::F32X4));
+    /// sig.params.push(AbiParam::new(types::F16X4));
+    /// sig.returns.push(AbiParam::new(types::I32X4));
+    /// sig.returns.push(AbiParam::new(types::F32X4));
+    /// let mut func = Function::with_name_signature(Default::default(), sig);
+    /// let mut ctx = FunctionBuilderContext::new();
+    /// let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+    /// let block = b.create_block();
+    /// b.append_block_params_for_function_params(block);
+    /// b.switch_to_block(block);
+    /// let (v, h) = (b.block_params(block)[0], b.block_params(block)[1]);
+    ///
+    /// let lowering = Lowering::for_isa(&*isa)?;
+    /// // WGSL's vec4i(v): truncation, NaN -> 0, clamped to what a float holds exactly.
+    /// let i = lowering.convert_value(&mut b, ElementConversion::new(Float, Int).rules(Rules::WGSL), v)?;
+    /// assert_eq!(b.func.dfg.value_type(i), types::I32X4);
+    /// // vec4<f16> -> vec4f: an F16X4 in, an F32X4 out.
+    /// let f = lowering.convert_value(&mut b, ElementConversion::new(Half, Float), h)?;
+    /// assert_eq!(b.func.dfg.value_type(f), types::F32X4);
+    ///
+    /// b.ins().return_(&[i, f]);
+    /// b.seal_all_blocks();
+    /// b.finalize(isa.frontend_config());
+    /// verify_function(&func, isa.flags())?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn convert(
+        &self,
+        b: &mut FunctionBuilder,
+        conv: ElementConversion,
+        operand: &[Value],
+    ) -> Result<Vec<Value>, LowerError> {
+        let lanes = operand_lanes(b, conv.from, operand)?;
+        let width = width_of(lanes, operand, b)?;
+        let request = Request::Convert(conv.at_width(width)?);
+        self.lower_request(b, &request, operand)
+    }
+
+    /// [`Lowering::convert`] on one value whose result is one value (at most 128 bits on each
+    /// side; wider results come from [`Lowering::convert`] as parts).
+    pub fn convert_value(
+        &self,
+        b: &mut FunctionBuilder,
+        conv: ElementConversion,
+        x: Value,
+    ) -> Result<Value, LowerError> {
+        one(self.convert(b, conv, &[x])?, conv.to, b)
+    }
+
+    /// Reinterprets the caller's value as lanes of `to` (the same bits: `bitcast<vec2<f32>>`
+    /// of an I32X2, `as_int4(float4)` of an F32X4): the result has as many lanes as fit in the
+    /// operand's bits, a scalar when one does. Half lanes come as [`Lowering::with_half_values`]
+    /// says.
+    ///
+    /// ```
+    /// use clconv::cranelift_codegen::ir::{types, AbiParam, Function, Signature};
+    /// use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+    /// use clconv::lower::{HalfValues, Lowering};
+    /// use clconv::ScalarType;
+    /// let mut sig = Signature::new(clconv::cranelift_codegen::isa::CallConv::SystemV);
+    /// sig.params.push(AbiParam::new(types::I32X2));
+    /// let mut func = Function::with_name_signature(Default::default(), sig);
+    /// let mut ctx = FunctionBuilderContext::new();
+    /// let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+    /// let block = b.create_block();
+    /// b.append_block_params_for_function_params(block);
+    /// b.switch_to_block(block);
+    /// let x = b.block_params(block)[0];
+    /// let lowering = Lowering::without_isa().with_half_values(HalfValues::F16);
+    /// let h = lowering.reinterpret_value(&mut b, ScalarType::Half, x)?; // bitcast<vec4<f16>>
+    /// assert_eq!(b.func.dfg.value_type(h), types::F16X4);
+    /// let d = lowering.reinterpret_value(&mut b, ScalarType::Double, x)?;
+    /// assert_eq!(b.func.dfg.value_type(d), types::F64);
+    /// # Ok::<(), clconv::lower::LowerError>(())
+    /// ```
+    pub fn reinterpret(
+        &self,
+        b: &mut FunctionBuilder,
+        to: ScalarType,
+        operand: &[Value],
+    ) -> Result<Vec<Value>, LowerError> {
+        let first = *operand.first().ok_or_else(|| LowerError::Operand {
+            why: "no operand was passed: pass the value to reinterpret".into(),
+        })?;
+        let ty = b.func.dfg.value_type(first);
+        if operand.iter().any(|&v| b.func.dfg.value_type(v) != ty)
+            || (operand.len() > 1 && ty.bits() != 128)
+        {
+            return Err(LowerError::Operand {
+                why: format!(
+                    "a value wider than 128 bits comes as 128-bit parts of one type, but the \
+                     operand's parts are {}",
+                    type_list(b, operand)
+                ),
+            });
+        }
+        let bits = ty.bits() as usize;
+        let to_bits = to.bits() as usize;
+        if !bits.is_multiple_of(to_bits) {
+            return Err(LowerError::Operand {
+                why: format!(
+                    "a {ty} value has {bits} bits, which is no whole number of {to} lanes \
+                     ({to_bits} bits each): reinterpret a value of a multiple of {to_bits} bits"
+                ),
+            });
+        }
+        let lane = shapes::lane_type(to, self.half);
+        let result_ty = match bits / to_bits {
+            1 => lane,
+            n => lane.by(n as u32).ok_or_else(|| LowerError::Operand {
+                why: format!("{n} lanes of {to} is no Cranelift type"),
+            })?,
+        };
+        Ok(operand
+            .iter()
+            .map(|&v| {
+                let v = shapes::half_as_bits(b, v);
+                super::bitcast_le(b, result_ty, v)
+            })
+            .collect())
+    }
+
+    /// [`Lowering::reinterpret`] on one value.
+    pub fn reinterpret_value(
+        &self,
+        b: &mut FunctionBuilder,
+        to: ScalarType,
+        x: Value,
+    ) -> Result<Value, LowerError> {
+        one(self.reinterpret(b, to, &[x])?, to, b)
+    }
+}
+
+/// The lanes of `operand` as `from` values: checks their Cranelift types.
+fn operand_lanes(
+    b: &FunctionBuilder,
+    from: ScalarType,
+    operand: &[Value],
+) -> Result<usize, LowerError> {
+    let allowed = [
+        shapes::lane_type(from, HalfValues::Bits),
+        shapes::lane_type(from, HalfValues::F16),
+    ];
+    let Some(&first) = operand.first() else {
+        return Err(LowerError::Operand {
+            why: format!("no operand was passed: pass the {from} value to convert"),
+        });
+    };
+    let ty = b.func.dfg.value_type(first);
+    if !allowed.contains(&ty.lane_type()) {
+        return Err(LowerError::Operand {
+            why: format!(
+                "a conversion from {from} takes {} lanes, but the operand is {ty}: convert from \
+                 the element type the value holds",
+                allowed[0]
+            ),
+        });
+    }
+    if operand.iter().any(|&v| b.func.dfg.value_type(v) != ty)
+        || (operand.len() > 1 && (!ty.is_vector() || ty.bits() != 128))
+    {
+        return Err(LowerError::Operand {
+            why: format!(
+                "a value wider than 128 bits comes as 128-bit parts of one type, but the \
+                 operand's parts are {}",
+                type_list(b, operand)
+            ),
+        });
+    }
+    Ok(operand.len() * ty.lane_count() as usize)
+}
+
+fn width_of(lanes: usize, operand: &[Value], b: &FunctionBuilder) -> Result<Width, LowerError> {
+    Width::from_lanes(lanes)
+        .filter(|w| *w != Width::W3)
+        .ok_or_else(|| LowerError::Operand {
+            why: format!(
+                "the operand ({}) has {lanes} lanes; clconv converts 1, 2, 4, 8 or 16 at a time: \
+                 split the value",
+                type_list(b, operand)
+            ),
+        })
+}
+
+fn one(values: Vec<Value>, to: ScalarType, b: &FunctionBuilder) -> Result<Value, LowerError> {
+    match values[..] {
+        [v] => Ok(v),
+        _ => Err(LowerError::Operand {
+            why: format!(
+                "the result is {} values ({}), wider than 128 bits: call Lowering::convert or \
+                 Lowering::reinterpret, which return the parts, for this {to} result",
+                values.len(),
+                type_list(b, &values)
+            ),
+        }),
+    }
+}
+
+fn type_list(b: &FunctionBuilder, values: &[Value]) -> String {
+    let names: Vec<String> = values
+        .iter()
+        .map(|&v| b.func.dfg.value_type(v).to_string())
+        .collect();
+    names.join(", ")
+}

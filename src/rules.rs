@@ -1,0 +1,164 @@
+//! The rules a conversion follows at the edges, as data: what a language says an out-of-range
+//! value and NaN give. OpenCL C's rules are one set among several ([`Rules::OPENCL`]); the
+//! spelling front ends (WGSL, HLSL, GLSL, Metal) pick theirs, and every layer after them (the
+//! reference, the lowering, the kernels, the checks) reads the rules from the request, never
+//! from the language that wrote it.
+//!
+//! A rule that gives the same bits as OpenCL's on every input is not a new rule: a request
+//! carrying it is normalised to OpenCL's ([`Rules::normalised`]), so that it shares OpenCL's
+//! kernel, cache entry and proof. WGSL's `i32(f16)` differs from `convert_int_sat(half)` only
+//! for ±infinity, and keeps its own rule; WGSL's `i32(f32)` differs above 2147483520.
+//!
+//! ```
+//! use clconv::rules::{OutOfRange, Rules};
+//! use clconv::ScalarType::{Float, Int, Short};
+//! assert_eq!(Rules::WGSL.out_of_range, OutOfRange::NearestInSource);
+//! // float -> int: the largest int a float holds exactly is 2^31 - 128.
+//! assert_eq!(Rules::WGSL.integer_bounds(Float, Int), Some((i32::MIN as i128, 2147483520)));
+//! // float -> short: every short is a float, so WGSL's rule is OpenCL's `_sat`.
+//! assert_eq!(Rules::WGSL.normalised(Float, Short), Rules::OPENCL);
+//! ```
+
+use crate::types::ScalarType;
+use std::fmt;
+
+/// What a float -> integer conversion gives for a value outside the destination's range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum OutOfRange {
+    /// The destination's MIN or MAX, whichever is nearer (OpenCL `_sat`; clconv's definition of
+    /// OpenCL's conversions without `_sat`; Rust `as`; Direct3D `ftoi`/`ftou`).
+    ClampToDestination,
+    /// The value in the destination type closest to the rounded value *and exactly
+    /// representable in the source format* (WGSL, "Floating point conversion"): float -> int
+    /// tops out at 2147483520 (2^31 - 128), float -> uint at 4294967040, and a half infinity
+    /// gives ±65504 clamped into the destination.
+    NearestInSource,
+}
+
+/// What a float -> integer conversion gives for NaN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum NanToInteger {
+    /// Zero (OpenCL `_sat`, Rust, Direct3D, WebAssembly `trunc_sat`; clconv's choice where a
+    /// language leaves it undefined: WGSL, GLSL, Metal).
+    Zero,
+}
+
+/// The rules one conversion follows where languages differ.
+///
+/// Construct the set a language uses ([`Rules::OPENCL`], [`Rules::WGSL`]) or your own; the
+/// fields say what each edge gives. Rules apply to the conversion classes they name (today:
+/// float -> integer) and are ignored by the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Rules {
+    /// float -> integer, a value outside the destination's range.
+    pub out_of_range: OutOfRange,
+    /// float -> integer, NaN.
+    pub nan: NanToInteger,
+}
+
+impl Default for Rules {
+    /// OpenCL C's rules.
+    fn default() -> Rules {
+        Rules::OPENCL
+    }
+}
+
+impl Rules {
+    /// OpenCL C with `_sat` (and clconv's defined reading of OpenCL without it): clamp to the
+    /// destination, NaN -> 0. Also Rust `as`, Direct3D's `ftoi`/`ftou`, WebAssembly's
+    /// `trunc_sat`, and clconv's defined results for GLSL and Metal.
+    pub const OPENCL: Rules = Rules {
+        out_of_range: OutOfRange::ClampToDestination,
+        nan: NanToInteger::Zero,
+    };
+
+    /// WGSL: clamp to the nearest value the source format represents exactly; NaN, which WGSL
+    /// leaves indeterminate, gives 0.
+    pub const WGSL: Rules = Rules {
+        out_of_range: OutOfRange::NearestInSource,
+        nan: NanToInteger::Zero,
+    };
+
+    /// The rules as they apply to a `src` -> `dst` conversion: OpenCL's wherever these give the
+    /// same result as OpenCL's on every input (so that the request shares OpenCL's kernel).
+    pub fn normalised(self, src: ScalarType, dst: ScalarType) -> Rules {
+        if !(src.is_float() && dst.is_integer()) {
+            return Rules::OPENCL;
+        }
+        match self.integer_bounds(src, dst) {
+            Some(bounds) if bounds != destination_bounds(dst) => self,
+            _ => Rules {
+                out_of_range: OutOfRange::ClampToDestination,
+                ..self
+            },
+        }
+    }
+
+    /// For a float `src` -> integer `dst` conversion, the range out-of-range values are clamped
+    /// into, as integers: `None` for other classes.
+    ///
+    /// Under [`OutOfRange::NearestInSource`] the bounds are the destination's MIN and MAX
+    /// moved toward zero to the nearest integers `src` represents exactly (an integer `m` is
+    /// exact in a format of `p` significand bits when `m` has at most `p` significant bits and
+    /// does not exceed the largest finite value).
+    pub fn integer_bounds(self, src: ScalarType, dst: ScalarType) -> Option<(i128, i128)> {
+        if !(src.is_float() && dst.is_integer()) {
+            return None;
+        }
+        let (lo, hi) = destination_bounds(dst);
+        Some(match self.out_of_range {
+            OutOfRange::ClampToDestination => (lo, hi),
+            OutOfRange::NearestInSource => (
+                -exact_at_most(src, lo.unsigned_abs()),
+                exact_at_most(src, hi as u128),
+            ),
+        })
+    }
+
+    /// The modifier a name spells these rules with after the destination, in place of `_sat`
+    /// (`convert_int_satsrc(float)`), or `None` for OpenCL's.
+    pub const fn modifier(self) -> Option<&'static str> {
+        match self.out_of_range {
+            OutOfRange::ClampToDestination => None,
+            OutOfRange::NearestInSource => Some("_satsrc"),
+        }
+    }
+}
+
+impl fmt::Display for Rules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let range = match self.out_of_range {
+            OutOfRange::ClampToDestination => "clamp to the destination",
+            OutOfRange::NearestInSource => "clamp to the nearest value exact in the source",
+        };
+        let nan = match self.nan {
+            NanToInteger::Zero => "NaN -> 0",
+        };
+        write!(f, "out of range: {range}; {nan}")
+    }
+}
+
+/// The destination's [MIN, MAX].
+fn destination_bounds(dst: ScalarType) -> (i128, i128) {
+    match (dst.int_min(), dst.int_max()) {
+        (Some(lo), Some(hi)) => (lo, hi),
+        _ => unreachable!("integer_bounds checked that the destination is an integer"),
+    }
+}
+
+/// The largest integer at most `m` that the float format `src` represents exactly.
+fn exact_at_most(src: ScalarType, m: u128) -> i128 {
+    let (precision, max_finite): (u32, u128) = match src {
+        ScalarType::Half => (11, 65504),
+        ScalarType::Float => (24, ((1u128 << 24) - 1) << 104),
+        // Every 64-bit integer is below double's largest finite value.
+        ScalarType::Double => (53, u128::MAX),
+        _ => unreachable!("integer_bounds checked that the source is a float"),
+    };
+    let m = m.min(max_finite);
+    let len = 128 - m.leading_zeros();
+    let drop = len.saturating_sub(precision);
+    ((m >> drop) << drop) as i128
+}

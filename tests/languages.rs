@@ -1,0 +1,226 @@
+//! The shader languages' spellings (`wgsl:`, `hlsl:`, `glsl:`, `msl:`): the requests they mean,
+//! the specifications' own worked examples run through the JIT and the reference, and the
+//! typed errors for what they do not accept. Expected values are the specifications' (quoted
+//! in `docs/*.md`) or worked out by hand from their rules, never taken from clconv.
+
+use clconv::languages::Language;
+use clconv::{Extensions, Request, RequestError};
+
+fn parse(name: &str) -> Request {
+    Request::parse(name, Extensions::default()).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// The worked examples through the JIT (feature `jit`) and the reference.
+#[cfg(feature = "jit")]
+mod through_the_jit {
+    use super::parse;
+    use clconv::jit::{Element, Half, Jit};
+    use clconv::{reference, Layout};
+
+    /// A number's little-endian bytes.
+    trait Le: Copy {
+        fn le(self) -> Vec<u8>;
+    }
+    macro_rules! le {
+        ($($t:ty),*) => {$(impl Le for $t { fn le(self) -> Vec<u8> { self.to_le_bytes().to_vec() } })*};
+    }
+    le!(f32, u32, i32);
+    impl Le for Half {
+        fn le(self) -> Vec<u8> {
+            self.0.to_le_bytes().to_vec()
+        }
+    }
+
+    /// Half values from their bits.
+    fn halves<const N: usize>(bits: [u16; N]) -> [Half; N] {
+        bits.map(Half)
+    }
+
+    /// Runs `name` on `src` through the JIT and through the reference; both must give `expected`.
+    fn run<S: Le + Element, D: Le + Element + PartialEq + std::fmt::Debug + Default>(
+        jit: &Jit,
+        name: &str,
+        src: &[S],
+        expected: &[D],
+    ) {
+        let kernel = jit.compile(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut got = vec![D::default(); expected.len()];
+        kernel.run(src, &mut got).unwrap();
+        assert_eq!(got, expected, "{name} through the JIT");
+        let src_bytes: Vec<u8> = src.iter().flat_map(|x| x.le()).collect();
+        let want: Vec<u8> = expected.iter().flat_map(|x| x.le()).collect();
+        let mut out = vec![0u8; want.len()];
+        reference::evaluate(&parse(name), Layout::Packed, &src_bytes, &mut out).unwrap();
+        assert_eq!(out, want, "{name} through the reference");
+    }
+
+    /// WGSL 15.7.6, the Note's examples, one by one.
+    #[test]
+    fn wgsl_worked_examples() {
+        let jit = Jit::new().unwrap();
+        run(&jit, "wgsl:u32(f32)", &[3.9f32], &[3u32]);
+        run(&jit, "wgsl:u32(f32)", &[-1f32], &[0u32]);
+        run(&jit, "wgsl:u32(f32)", &[1e20f32], &[4294967040u32]);
+        run(&jit, "wgsl:i32(f32)", &[-3.9f32], &[-3i32]);
+        run(&jit, "wgsl:i32(f32)", &[1e20f32], &[2147483520i32]);
+        run(&jit, "wgsl:i32(f32)", &[-1e20f32], &[-2147483648i32]);
+    }
+
+    /// The rule at its edges, by hand: the largest f32 below 2^31 is 2^31 - 128, the next is 2^31;
+    /// a half infinity gives ±65504 (truncate(±inf) is ±inf, clamped to the largest half), and
+    /// NaN gives clconv's 0.
+    #[test]
+    fn wgsl_edges() {
+        let jit = Jit::new().unwrap();
+        let below = f32::from_bits(0x4eff_ffff); // 2147483520
+        let at = f32::from_bits(0x4f00_0000); // 2147483648
+        run(
+            &jit,
+            "wgsl:vec4<i32>(vec4<f32>)",
+            &[below, at, f32::INFINITY, f32::NAN],
+            &[2147483520i32, 2147483520, 2147483520, 0],
+        );
+        run(
+            &jit,
+            "wgsl:vec2u(vec2f)",
+            &[4294967040f32, f32::NEG_INFINITY],
+            &[4294967040u32, 0],
+        );
+        // f16 bits: +inf, -inf, NaN, -65504.
+        run(
+            &jit,
+            "wgsl:vec4<i32>(vec4<f16>)",
+            &halves([0x7c00, 0xfc00, 0x7e00, 0xfbff]),
+            &[65504i32, -65504, 0, -65504],
+        );
+        run(
+            &jit,
+            "wgsl:vec2<u32>(vec2<f16>)",
+            &halves([0x7c00, 0xfc00]),
+            &[65504u32, 0],
+        );
+        // Into floats: nearest-even; i32 <-> u32: the same bits.
+        run(&jit, "wgsl:f32(i32)", &[16_777_217i32], &[16_777_216f32]);
+        run(&jit, "wgsl:u32(i32)", &[-1i32], &[u32::MAX]);
+        run(&jit, "wgsl:bitcast<f32>(u32)", &[0x3f80_0000u32], &[1.0f32]);
+    }
+
+    /// Direct3D's ftoi/ftou (D3D 11.3, 22.13.3-4): clamped, toward zero, NaN -> 0; values worked
+    /// out from the quoted ranges.
+    #[test]
+    fn hlsl_d3d_rules() {
+        let jit = Jit::new().unwrap();
+        run(
+            &jit,
+            "hlsl:int4(float4)",
+            &[f32::NAN, 3e9, -1.9, -3e9],
+            &[0i32, i32::MAX, -1, i32::MIN],
+        );
+        run(
+            &jit,
+            "hlsl:(uint2)float2",
+            &[-0.5f32, 1e20],
+            &[0u32, u32::MAX],
+        );
+        // 3.2.2: into a narrower float toward zero, finite overflow to the largest half.
+        // 1.0009765625 + a little truncates to 1.0 (0x3c00); 1e6 gives 65504 (0x7bff).
+        run(
+            &jit,
+            "hlsl:half2(float2)",
+            &[1.0009f32, 1e6],
+            &halves([0x3c00, 0x7bff]),
+        );
+    }
+}
+
+#[test]
+fn each_spelling_is_the_request_its_rules_make() {
+    let cases = [
+        ("wgsl:i32(f32)", "convert_int_satsrc(float)"),
+        (
+            "wgsl: vec4 < i32 > ( vec4 < f32 > )",
+            "convert_int4_satsrc(float4)",
+        ),
+        ("wgsl:vec3i(vec3h)", "convert_int3_satsrc(half3)"),
+        // WGSL's rule is `_sat` where the source holds every destination bound exactly.
+        ("wgsl:vec4<f32>(vec4<i32>)", "convert_float4_rte(int4)"),
+        ("wgsl:f16(f32)", "convert_half_rte(float)"),
+        ("wgsl:i32(u32)", "convert_int(uint)"),
+        ("wgsl:bitcast<vec2<f16>>(u32)", "as_half2(uint)"),
+        ("hlsl:int(float)", "convert_int_sat(float)"),
+        ("hlsl:(int4)float4", "convert_int4_sat(float4)"),
+        (
+            "hlsl:vector<uint,2>(vector<double,2>)",
+            "convert_uint2_sat(double2)",
+        ),
+        ("hlsl:half2(float2)", "convert_half2_rtz(float2)"),
+        ("hlsl:float(double)", "convert_float_rte(double)"),
+        ("hlsl:asuint(float3)", "as_uint3(float3)"),
+        ("hlsl:int16_t(int)", "convert_short(int)"),
+        ("glsl:ivec4(vec4)", "convert_int4_sat(float4)"),
+        ("glsl:uint(float)", "convert_uint_sat(float)"),
+        ("glsl:float16_t(float)", "convert_half_rte(float)"),
+        ("glsl:u8vec2(i16vec2)", "convert_uchar2(short2)"),
+        ("glsl:floatBitsToInt(vec4)", "as_int4(float4)"),
+        ("glsl:uint16BitsToFloat16(u16vec2)", "as_half2(ushort2)"),
+        ("msl:static_cast<int4>(float4)", "convert_int4_sat(float4)"),
+        ("msl:half4(int4)", "convert_half4_rte(int4)"),
+        ("msl:as_type<float4>(int4)", "as_float4(int4)"),
+        ("msl:(uchar)int", "convert_uchar(int)"),
+    ];
+    for (spelling, canonical) in cases {
+        assert_eq!(parse(spelling).to_string(), canonical, "{spelling}");
+        // The canonical name parses back to the same request (rules included).
+        let back = Request::parse(canonical, Extensions::with_fp16()).unwrap();
+        assert_eq!(back, parse(spelling), "{canonical}");
+    }
+}
+
+#[test]
+fn what_a_language_does_not_have_is_a_typed_error() {
+    let err = |name: &str| Request::parse(name, Extensions::default()).unwrap_err();
+    for (name, says) in [
+        ("wgsl:i32(bool)", "bool is no number"),
+        ("wgsl:i64(f32)", "WGSL has no such type"),
+        ("wgsl:vec4<i32>(vec2<f32>)", "keeps the component count"),
+        ("wgsl:bitcast<vec3<f16>>(vec3<f16>)", "vec3<f16>"),
+        ("wgsl:i32 f32", "write e.g."),
+        ("wgsl:", "nothing follows"),
+        ("hlsl:f32tof16(float)", "low 16 bits"),
+        ("hlsl:min16float(float)", "min-precision"),
+        ("glsl:packHalf2x16(vec2)", "f16vec2(vec2)"),
+        ("glsl:floatBitsToInt(ivec2)", "takes vec2 values"),
+        ("msl:int(double)", "Metal has no double"),
+        ("cuda:int(float)", "unknown language"),
+    ] {
+        let e = err(name);
+        assert!(
+            matches!(
+                e,
+                RequestError::Language { .. } | RequestError::UnknownLanguage { .. }
+            ),
+            "{name}: {e:?}"
+        );
+        assert!(e.to_string().contains(says), "{name}: {e}");
+    }
+    // Long and binary input is refused before any work.
+    let long = format!("wgsl:{}", "v".repeat(10_000));
+    assert!(matches!(err(&long), RequestError::TooLong { .. }));
+    assert!(matches!(
+        err("wgsl:i32(f\u{0}32)"),
+        RequestError::BadCharacter { .. }
+    ));
+}
+
+/// Every spelling a language lists parses to the request listed beside it, and the lists
+/// cover each language's types at every width.
+#[test]
+fn every_listed_spelling_parses() {
+    for language in Language::ALL {
+        let all = language.spellings();
+        assert!(all.len() > 100, "{language}: {}", all.len());
+        for (spelling, request) in &all {
+            assert_eq!(&parse(spelling), request, "{spelling}");
+        }
+    }
+}
