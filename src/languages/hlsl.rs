@@ -15,7 +15,7 @@ use crate::request::{Request, RequestError};
 use crate::rules::Rules;
 use crate::types::{Rounding, ScalarType, VectorType, Width};
 
-const RULES: ConstructorRules = ConstructorRules {
+pub(super) const RULES: ConstructorRules = ConstructorRules {
     float_to_int: Rules::OPENCL,
     to_float,
 };

@@ -83,6 +83,38 @@ impl Language {
         }
     }
 
+    /// The conversion this language's value constructor `to(e)` makes from an `e` of element
+    /// type `from`, typed, for a front end that holds values ([`crate::lower::Lowering::convert`]):
+    /// the language's rules and rounding, without a name.
+    ///
+    /// ```
+    /// use clconv::languages::Language;
+    /// use clconv::{ScalarType::{Float, Int}, Width};
+    /// let i32_of_f32 = Language::Wgsl.constructor(Float, Int).unwrap();
+    /// assert_eq!(i32_of_f32.at_width(Width::W4).unwrap().to_string(), "convert_int4_satsrc(float4)");
+    /// ```
+    pub fn constructor(
+        self,
+        from: ScalarType,
+        to: ScalarType,
+    ) -> Result<crate::lower::ElementConversion, RequestError> {
+        let rules = match self {
+            Language::Wgsl => wgsl::RULES,
+            Language::Hlsl => hlsl::RULES,
+            Language::Glsl => glsl::RULES,
+            Language::Msl => msl::RULES,
+        };
+        match construct(
+            self,
+            VectorType::scalar(from),
+            VectorType::scalar(to),
+            rules,
+        )? {
+            Request::Convert(c) => Ok(crate::lower::ElementConversion::of(&c)),
+            Request::Reinterpret(_) => unreachable!("a constructor converts"),
+        }
+    }
+
     /// Every spelling the language accepts, one per line of `clconv list LANG:`, each with the
     /// request it means: constructors between every pair of its convertible types at every
     /// width, then its reinterpretations.

@@ -44,6 +44,17 @@ impl ElementConversion {
         }
     }
 
+    /// The element conversion of `conv` (its width dropped).
+    pub const fn of(conv: &Conversion) -> ElementConversion {
+        ElementConversion {
+            from: conv.src().elem,
+            to: conv.dst().elem,
+            saturate: conv.saturate(),
+            rounding: conv.rounding(),
+            rules: conv.rules(),
+        }
+    }
+
     /// Saturating (`_sat`): integer destinations only.
     pub const fn saturating(mut self) -> ElementConversion {
         self.saturate = true;
