@@ -210,6 +210,18 @@ impl Conversion {
         self
     }
 
+    /// The same conversion rounding by `rounding` (as if written with its modifier).
+    ///
+    /// ```
+    /// use clconv::{Conversion, Extensions, Rounding, ScalarType, VectorType};
+    /// let c = Conversion::new(VectorType::scalar(ScalarType::Double), VectorType::scalar(ScalarType::Float), false, None, Extensions::default()).unwrap();
+    /// assert_eq!(c.with_rounding(Rounding::Rtz).to_string(), "convert_float_rtz(double)");
+    /// ```
+    pub const fn with_rounding(mut self, rounding: Rounding) -> Conversion {
+        self.rounding = Some(rounding);
+        self
+    }
+
     /// The rules this conversion follows at the edges ([`Rules::OPENCL`] unless a language's
     /// spelling or [`Conversion::with_rules`] chose others).
     pub const fn rules(&self) -> Rules {

@@ -667,6 +667,39 @@ pub fn lower(
     })
 }
 
+/// The source language a module's `OpSource` names: it chooses the rules for what SPIR-V leaves
+/// undefined ([`Module::rules`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SourceLanguage {
+    /// OpenCL C (llvm-spirv).
+    OpenClC,
+    /// OpenCL C++ or C++ for OpenCL.
+    OpenClCpp,
+    /// GLSL or ESSL (glslang).
+    Glsl,
+    /// HLSL (glslang, DXC).
+    Hlsl,
+    /// WGSL (naga, Tint).
+    Wgsl,
+    /// Another language (SYCL, Slang, Rust, ...), or `Unknown`: the number `OpSource` holds.
+    Other(u32),
+}
+
+impl SourceLanguage {
+    fn of(language: rspirv::spirv::SourceLanguage) -> SourceLanguage {
+        use rspirv::spirv::SourceLanguage as L;
+        match language {
+            L::OpenCL_C => SourceLanguage::OpenClC,
+            L::OpenCL_CPP | L::CPP_for_OpenCL => SourceLanguage::OpenClCpp,
+            L::GLSL | L::ESSL => SourceLanguage::Glsl,
+            L::HLSL => SourceLanguage::Hlsl,
+            L::WGSL => SourceLanguage::Wgsl,
+            other => SourceLanguage::Other(other as u32),
+        }
+    }
+}
+
 /// Why a module, or one of its instructions, is not something clconv reads or lowers.
 ///
 /// Every message starts with the instruction it is about: its result id (`%42`) when it has one,
@@ -681,6 +714,13 @@ pub fn lower(
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SpirvError {
+    /// The module's execution modes ask for what clconv does not do (`DenormFlushToZero`), or
+    /// disagree between entry points.
+    #[error("{why}")]
+    ExecutionModes {
+        /// Which mode, where, and what to do.
+        why: String,
+    },
     /// Shorter than the five-word header.
     #[error("not a SPIR-V module: {bytes} bytes, shorter than the 20-byte header (truncated?)")]
     Header {

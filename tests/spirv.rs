@@ -934,6 +934,57 @@ fn capabilities_decide_half() {
     }
 }
 
+/// Shader modules choose the rules for what SPIR-V leaves undefined by their source language,
+/// and the float-controls execution modes give conversions into floats their rounding: what
+/// glslang makes of scripts/spirv-fixtures/glsl_float_controls.comp, glsl_flush.comp and
+/// hlsl_conversions.hlsl (read from their sources by hand).
+#[test]
+fn shader_modules_read_their_source_language_and_float_controls() {
+    use clconv::spirv::SourceLanguage;
+    let glsl = Module::parse(&fixture("glsl_float_controls.spv")).unwrap();
+    assert_eq!(glsl.source_language(), Some(SourceLanguage::Glsl));
+    assert_eq!(glsl.rounding_mode(16), Some(Rounding::Rtz));
+    assert_eq!(glsl.rounding_mode(32), None);
+    let requests: Vec<String> = glsl
+        .conversions(Extensions::default())
+        .unwrap()
+        .iter()
+        .map(|m| m.request.to_string())
+        .collect();
+    // f16vec4(vec4) under RoundingModeRTZ 16; ivec4(vec4): GLSL leaves out of range undefined,
+    // clconv gives OpenCL's clamp.
+    assert_eq!(
+        requests,
+        ["convert_half4_rtz(float4)", "convert_int4(float4)"]
+    );
+
+    let flush = Module::parse(&fixture("glsl_flush.spv")).unwrap();
+    let e = flush.conversions(Extensions::default()).unwrap_err();
+    assert!(matches!(e, SpirvError::ExecutionModes { .. }), "{e:?}");
+    assert!(e.to_string().contains("DenormFlushToZero"), "{e}");
+
+    let hlsl = Module::parse(&fixture("hlsl_conversions.spv")).unwrap();
+    assert_eq!(hlsl.source_language(), Some(SourceLanguage::Hlsl));
+    assert_eq!(hlsl.rules(), clconv::rules::Rules::OPENCL);
+    let requests: Vec<String> = hlsl
+        .conversions(Extensions::default())
+        .unwrap()
+        .iter()
+        .map(|m| m.request.to_string())
+        .collect();
+    assert_eq!(
+        requests,
+        [
+            "convert_int4(float4)",
+            "convert_uint(float)",
+            "convert_float(int)"
+        ]
+    );
+    // llvm-spirv's OpenCL C modules name their language too.
+    let kernels = Module::parse(&fixture("kernels.spv")).unwrap();
+    assert_eq!(kernels.source_language(), Some(SourceLanguage::OpenClC));
+}
+
 /// What glslangValidator -V makes of scripts/spirv-fixtures/glsl_float16.comp and
 /// glsl_storage16.comp (read from their GLSL source by hand).
 #[test]

@@ -20,6 +20,10 @@
 # - tests/spirv/glsl_float16.spv, glsl_storage16.spv: the compute shaders glsl_float16.comp
 #   (the Float16 capability) and glsl_storage16.comp (StorageBuffer16BitAccess only), by
 #   glslangValidator -V.
+# - tests/spirv/glsl_float_controls.spv, glsl_flush.spv: float-controls execution modes
+#   (RoundingModeRTZ, DenormFlushToZero for 16-bit floats) through GL_EXT_spirv_intrinsics.
+# - tests/spirv/hlsl_conversions.spv: an HLSL compute shader (OpSource HLSL), by
+#   glslangValidator -D.
 # - tests/spirv/TOOLS.txt: the tool versions that made them.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -59,12 +63,13 @@ for source in "$work"/src/*.cl; do
 done
 compile "$here/kernels.cl" O2 "$out/kernels.spv"
 compile "$here/half_loads_stores.cl" O2 "$out/half_loads_stores.spv"
-for shader in glsl_float16 glsl_storage16; do
+for shader in glsl_float16 glsl_storage16 glsl_float_controls glsl_flush; do
     "$GLSLANG" -V "$here/$shader.comp" -o "$out/$shader.spv"
     if [ -n "$SPIRV_VAL" ]; then
         "$SPIRV_VAL" --target-env vulkan1.1 "$out/$shader.spv"
     fi
 done
+"$GLSLANG" -D -V -S comp -e main "$here/hlsl_conversions.hlsl" -o "$out/hlsl_conversions.spv"
 
 {
     echo "# The tools that generated the modules in this directory (scripts/spirv-fixtures/generate.sh)."

@@ -2,8 +2,9 @@
 //! instruction's types and decorations.
 
 use super::half::{HalfAccess, HalfInstruction, HalfOp, OPENCL_STD};
-use super::{Instruction, Location, Op, Role, Scalar, SpirvError, SpirvType};
+use super::{Instruction, Location, Op, Role, Scalar, SourceLanguage, SpirvError, SpirvType};
 use crate::request::{Request, RequestError};
+use crate::rules::Rules;
 use crate::types::{Extensions, Rounding};
 use rspirv::binary::{self, Consumer, ParseAction, ParseState};
 use rspirv::dr;
@@ -238,6 +239,12 @@ impl fmt::Display for Item {
 #[derive(Clone, Debug)]
 pub struct Module {
     version: (u8, u8),
+    /// `OpSource`'s language, if the module names one.
+    source: Option<SourceLanguage>,
+    /// The float-controls rounding execution modes: (target width, rounding).
+    rounding_modes: Vec<(u32, Rounding)>,
+    /// Float widths whose subnormals an execution mode asks to flush to zero.
+    flush_to_zero: Vec<u32>,
     located: Vec<Located>,
     halves: Vec<LocatedHalf>,
     /// Both, in module order: `(true, i)` is `halves[i]`, `(false, i)` is `located[i]`.
@@ -267,9 +274,42 @@ impl Module {
             .iter()
             .find(|(c, _)| collector.capabilities.contains(c))
             .map(|(_, name)| *name);
+        let source = collector.source.map(SourceLanguage::of);
+        let mut rounding_modes: Vec<(u32, Rounding)> = Vec::new();
+        let mut flush_to_zero = Vec::new();
+        for &(mode, width) in &collector.float_modes {
+            let rounding = match mode {
+                spirv::ExecutionMode::RoundingModeRTE => Rounding::Rte,
+                spirv::ExecutionMode::RoundingModeRTZ => Rounding::Rtz,
+                spirv::ExecutionMode::DenormFlushToZero => {
+                    flush_to_zero.push(width);
+                    continue;
+                }
+                // DenormPreserve and SignedZeroInfNanPreserve ask for what clconv does.
+                _ => continue,
+            };
+            match rounding_modes.iter().find(|(w, _)| *w == width) {
+                Some(&(_, other)) if other != rounding => {
+                    return Err(SpirvError::ExecutionModes {
+                        why: format!(
+                            "entry points ask for both RoundingMode{} and RoundingMode{} on \
+                             {width}-bit floats; clconv reads one rounding per width and module: \
+                             read the entry points from separate modules",
+                            other.suffix()[1..].to_ascii_uppercase(),
+                            rounding.suffix()[1..].to_ascii_uppercase()
+                        ),
+                    })
+                }
+                Some(_) => {}
+                None => rounding_modes.push((width, rounding)),
+            }
+        }
         let (located, halves, order) = collector.resolve()?;
         Ok(Module {
             version,
+            source,
+            rounding_modes,
+            flush_to_zero,
             located,
             halves,
             order,
@@ -301,6 +341,63 @@ impl Module {
         Extensions {
             fp16: ext.fp16 || self.half_capability.is_some(),
         }
+    }
+
+    /// The source language `OpSource` names, if the module has one.
+    ///
+    /// ```
+    /// use clconv::spirv::{Module, SourceLanguage};
+    /// # let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/spirv/kernels.spv")).unwrap();
+    /// assert_eq!(Module::parse(&bytes).unwrap().source_language(), Some(SourceLanguage::OpenClC));
+    /// ```
+    pub fn source_language(&self) -> Option<SourceLanguage> {
+        self.source
+    }
+
+    /// The rules the source language gives to what SPIR-V leaves undefined (a float -> integer
+    /// conversion out of range, or of NaN): WGSL's for WGSL, OpenCL's for every other
+    /// language (OpenCL C's `_sat`, Direct3D's `ftoi`, and clconv's defined results for GLSL).
+    pub fn rules(&self) -> Rules {
+        match self.source {
+            Some(SourceLanguage::Wgsl) => Rules::WGSL,
+            _ => Rules::OPENCL,
+        }
+    }
+
+    /// The rounding the module's float-controls execution modes (`RoundingModeRTE`,
+    /// `RoundingModeRTZ`) give conversions into `width`-bit floats that carry no
+    /// `FPRoundingMode` decoration.
+    pub fn rounding_mode(&self, width: u32) -> Option<Rounding> {
+        self.rounding_modes
+            .iter()
+            .find(|(w, _)| *w == width)
+            .map(|&(_, r)| r)
+    }
+
+    /// `request` (of the instruction `%id`) as this module's source language and execution
+    /// modes make it.
+    fn with_module_rules(&self, id: u32, op: Op, request: Request) -> Result<Request, SpirvError> {
+        let Request::Convert(c) = request else {
+            return Ok(request);
+        };
+        for side in [c.src().elem, c.dst().elem] {
+            if side.is_float() && self.flush_to_zero.contains(&side.bits()) {
+                return Err(SpirvError::ExecutionModes {
+                    why: format!(
+                        "%{id} ({op}) converts {}-bit floats under DenormFlushToZero, which \
+                         clconv does not do: it keeps subnormals (DenormPreserve)",
+                        side.bits()
+                    ),
+                });
+            }
+        }
+        let mut c = c.with_rules(self.rules());
+        if c.dst().elem.is_float() && c.rounding().is_none() {
+            if let Some(r) = self.rounding_mode(c.dst().elem.bits()) {
+                c = c.with_rounding(r);
+            }
+        }
+        Ok(Request::Convert(c))
     }
 
     /// The SPIR-V version the header declares, `(major, minor)`.
@@ -341,6 +438,7 @@ impl Module {
                 } => SpirvError::HalfWithoutCapability { id, op, ty },
                 other => other,
             })?;
+        let request = self.with_module_rules(l.instruction.id, l.instruction.op()?, request)?;
         Ok(Mapped {
             function: l.function.clone(),
             instruction: l.instruction,
@@ -704,6 +802,10 @@ struct Collector<'a> {
     order: Vec<(bool, usize)>,
     /// The function being read: its id and where it starts.
     function: Option<(u32, usize)>,
+    /// `OpSource`'s language.
+    source: Option<spirv::SourceLanguage>,
+    /// The float-controls execution modes: (mode, target width), of any entry point.
+    float_modes: Vec<(spirv::ExecutionMode, u32)>,
 }
 
 impl<'a> Collector<'a> {
@@ -723,6 +825,8 @@ impl<'a> Collector<'a> {
             halves: Vec::new(),
             order: Vec::new(),
             function: None,
+            source: None,
+            float_modes: Vec::new(),
         }
     }
 
@@ -820,6 +924,25 @@ impl<'a> Collector<'a> {
             op if op.is_type() => {
                 if let Some(id) = inst.result_id {
                     self.types.insert(id, TypeDef::Other(inst.class.opname));
+                }
+            }
+            spirv::Op::Source => {
+                if let Some(O::SourceLanguage(language)) = inst.operands.first() {
+                    self.source = Some(*language);
+                }
+            }
+            spirv::Op::ExecutionMode => {
+                use spirv::ExecutionMode as M;
+                if let Some(O::ExecutionMode(
+                    mode @ (M::RoundingModeRTE
+                    | M::RoundingModeRTZ
+                    | M::DenormPreserve
+                    | M::DenormFlushToZero
+                    | M::SignedZeroInfNanPreserve),
+                )) = inst.operands.get(1)
+                {
+                    let width = word(2).unwrap_or(0);
+                    self.float_modes.push((*mode, width));
                 }
             }
             spirv::Op::Capability => {
