@@ -153,7 +153,13 @@ impl fmt::Display for Language {
 }
 
 /// `input` split as `LANG:expression` when it starts with a language prefix and a colon.
-pub(crate) fn split(input: &str) -> Option<(&str, &str)> {
+///
+/// ```
+/// use clconv::languages::split;
+/// assert_eq!(split("wgsl:i32(f32)"), Some(("wgsl", "i32(f32)")));
+/// assert_eq!(split("convert_int(float)"), None);
+/// ```
+pub fn split(input: &str) -> Option<(&str, &str)> {
     let (prefix, rest) = input.split_once(':')?;
     let prefix = prefix.trim();
     (!prefix.is_empty() && prefix.bytes().all(|b| b.is_ascii_alphanumeric()))

@@ -18,6 +18,45 @@ use cranelift_frontend::FunctionBuilder;
 
 /// How the builder API carries `half` values: the binary16 bits as I16 lanes, or Cranelift's
 /// F16 lanes. Operands may come either way; results come as the lowering's setting says.
+/// Cranelift lowers no F16 conversion on any backend, so clconv only `bitcast`s F16 lanes and
+/// converts in integer IR.
+///
+/// ```
+/// use clconv::cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature};
+/// use clconv::cranelift_codegen::{settings, verifier::verify_function};
+/// use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+/// use clconv::lower::{HalfValues, Lowering};
+///
+/// let isa = clconv::cranelift_native::builder()?.finish(settings::Flags::new(settings::builder()))?;
+/// // fn(F16, F32) -> (I32, F16): WGSL's i32(h) and f16(x), on the F16 values naga holds.
+/// let mut sig = Signature::new(isa.default_call_conv());
+/// sig.params.push(AbiParam::new(types::F16));
+/// sig.params.push(AbiParam::new(types::F32));
+/// sig.returns.push(AbiParam::new(types::I32));
+/// sig.returns.push(AbiParam::new(types::F16));
+/// let mut func = Function::with_name_signature(Default::default(), sig);
+/// let mut ctx = FunctionBuilderContext::new();
+/// let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+/// let block = b.create_block();
+/// b.append_block_params_for_function_params(block);
+/// b.switch_to_block(block);
+/// let (h, x) = (b.block_params(block)[0], b.block_params(block)[1]);
+///
+/// let lowering = Lowering::for_isa(&*isa)?.with_half_values(HalfValues::F16);
+/// let i = lowering.lower_named(&mut b, "wgsl:i32(f16)", &[h])?;
+/// assert_eq!(b.func.dfg.value_type(i[0]), types::I32);
+/// let y = lowering.lower_named(&mut b, "wgsl:f16(f32)", &[x])?;
+/// assert_eq!(b.func.dfg.value_type(y[0]), types::F16);
+///
+/// b.ins().return_(&[i[0], y[0]]);
+/// b.seal_all_blocks();
+/// b.finalize(isa.frontend_config());
+/// verify_function(&func, isa.flags())?;
+/// // And the backend lowers it: nothing F16 reaches it but moves.
+/// let mut ctx = clconv::cranelift_codegen::Context::for_function(func);
+/// ctx.compile(&*isa, &mut Default::default()).map_err(|e| format!("{e:?}"))?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum HalfValues {
     /// I16, I16X4, I16X8: what clconv gives by default.

@@ -53,10 +53,14 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Usage> {
         jit.set_tiering(Tiering::only(tier));
         jits.push((tier, jit));
     }
-    let requests: Vec<Request> = Request::all(ext)
-        .into_iter()
-        .filter(|r| r.to_string().contains(filter) || r.mangled().contains(filter))
-        .collect();
+    // A language's spelling (`wgsl:i32(f32)`) names one request; other filters match names.
+    let requests: Vec<Request> = match clconv::languages::split(filter) {
+        Some(_) => vec![Request::parse(filter, ext).map_err(|e| Usage(e.to_string()))?],
+        None => Request::all(ext)
+            .into_iter()
+            .filter(|r| r.to_string().contains(filter) || r.mangled().contains(filter))
+            .collect(),
+    };
     if requests.is_empty() {
         return Err(Usage(format!(
             "no request's name contains {} (try `clconv list`)",

@@ -652,3 +652,54 @@ fn help_command() {
         "{out}"
     );
 }
+
+/// The shader languages' spellings, as the issues' done-when lines run them: through the JIT
+/// and with `--reference`, the values by hand from WGSL 15.7.6 and Direct3D's ftoi.
+#[test]
+fn language_spellings_run_through_the_jit_and_the_reference() {
+    let cases: [(&str, &str, &str); 4] = [
+        (
+            "wgsl:i32(f32)",
+            "--values=nan,3e9,-3e9,2147483520,-1.5",
+            "0\n2147483520\n-2147483648\n2147483520\n-1\n",
+        ),
+        (
+            "wgsl:u32(f32)",
+            "--values=-1,5e9,4294967040",
+            "0\n4294967040\n4294967040\n",
+        ),
+        (
+            "hlsl:int(float)",
+            "--values=nan,3e9,-1.9",
+            "0\n2147483647\n-1\n",
+        ),
+        (
+            "glsl:uint(float)",
+            "--values=-1.5,5e9,nan",
+            "0\n4294967295\n0\n",
+        ),
+    ];
+    for (name, values, expected) in cases {
+        for reference in [false, true] {
+            let mut args = vec!["run", name, values];
+            if reference {
+                args.push("--reference");
+            }
+            let out = clconv(&args);
+            assert!(out.status.success(), "{args:?}: {out:?}");
+            assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{args:?}");
+        }
+    }
+    // `list` with a language prefix: the spellings and the request each is.
+    let out = clconv(&["list", "wgsl:vec4<i32>"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("wgsl:vec4<i32>(vec4<f32>)\tconvert_int4_satsrc(float4)"),
+        "{text}"
+    );
+    // An unknown language is exit status 2 with one line saying which there are.
+    let out = clconv(&["run", "cuda:int(float)", "--values=1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("wgsl:, hlsl:, glsl: and msl:"));
+}
