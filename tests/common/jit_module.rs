@@ -2,6 +2,7 @@
 //! the libm functions Cranelift calls without SSE4.1. Included by `tests/common/mod.rs` and by
 //! path (`#[path = "common/jit_module.rs"] mod jit_module;`) from tests that need only it.
 
+use clconv::cranelift_codegen::isa::OwnedTargetIsa;
 use clconv::cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::default_libcall_names;
@@ -17,6 +18,13 @@ pub fn jit_module() -> JITModule {
         .unwrap()
         .finish(settings::Flags::new(flags))
         .unwrap();
+    jit_module_for(isa)
+}
+
+/// A JIT module compiling for `isa` (one the host runs: an x86-64 flag set of
+/// `clconv::target::Target`, say), with the libm functions handed over as [`jit_module`] does.
+#[allow(dead_code)] // tests/typed_entry.rs uses it; the tests that include tests/common do not.
+pub fn jit_module_for(isa: OwnedTargetIsa) -> JITModule {
     let mut jit = JITBuilder::with_isa(isa, default_libcall_names());
     let f32s: [(&str, extern "C" fn(f32) -> f32); 4] = [
         ("nearbyintf", nearbyintf),
