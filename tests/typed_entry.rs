@@ -18,7 +18,7 @@ mod define;
 #[path = "common/jit_module.rs"]
 mod jit_module;
 use define::define_function;
-use jit_module::{jit_module, jit_module_for};
+use jit_module::jit_module;
 
 /// The conversions under test: every class, OpenCL's and WGSL's rules, half both ways.
 fn conversions() -> Vec<ElementConversion> {
@@ -236,7 +236,7 @@ fn every_shape_converts_every_lane_exactly_on_every_x86_64_flag_set() {
             eprintln!("typed entry on {target:?}: NOT RUN (this CPU lacks it)");
             continue;
         }
-        let n = every_shape_in(jit_module_for(target.isa().unwrap()));
+        let n = every_shape_in(jit_module::jit_module_for(target.isa().unwrap()));
         eprintln!("typed entry on {target:?}: {n} functions, every lane as the reference");
         assert!(n > 200);
     }
