@@ -115,7 +115,7 @@ pub enum RequestError {
         input: String,
     },
     /// `LANG:` names no language clconv reads.
-    #[error("unknown language `{prefix}:`: the languages are wgsl:, hlsl:, glsl: and msl: (OpenCL C names have no prefix)")]
+    #[error("unknown language `{prefix}:`: the languages are wgsl:, hlsl:, glsl:, msl:, rust: and wasm: (OpenCL C names have no prefix)")]
     UnknownLanguage {
         /// The prefix as written.
         prefix: String,

@@ -24,7 +24,7 @@ mod through_the_jit {
     macro_rules! le {
         ($($t:ty),*) => {$(impl Le for $t { fn le(self) -> Vec<u8> { self.to_le_bytes().to_vec() } })*};
     }
-    le!(f32, u32, i32);
+    le!(f32, u32, i32, i8, f64, i64);
     impl Le for Half {
         fn le(self) -> Vec<u8> {
             self.0.to_le_bytes().to_vec()
@@ -105,6 +105,39 @@ mod through_the_jit {
         run(&jit, "wgsl:bitcast<f32>(u32)", &[0x3f80_0000u32], &[1.0f32]);
     }
 
+    /// Rust's `as` (the Reference, "Numeric cast") and WebAssembly's `trunc_sat` and
+    /// `convert` (core spec, "Numerics"), values by hand from their words.
+    #[test]
+    fn rust_and_wasm_casts() {
+        let jit = Jit::new().unwrap();
+        run(
+            &jit,
+            "rust:f32 as i8",
+            &[f32::NAN, 300.0, -300.0, -1.9],
+            &[0i8, 127, -128, -1],
+        );
+        run(&jit, "rust:i32 as i8", &[300i32, -129], &[44i8, 127]);
+        run(
+            &jit,
+            "wasm:i32.trunc_sat_f32_u",
+            &[-1.5f32, 5e9, f32::NAN],
+            &[0u32, u32::MAX, 0],
+        );
+        run(
+            &jit,
+            "wasm:i64.trunc_sat_f64_s",
+            &[-1e300f64, 9.3e18, -0.99],
+            &[i64::MIN, i64::MAX, 0],
+        );
+        // 2^24 + 1 rounds to even: 16777216.
+        run(
+            &jit,
+            "wasm:f32.convert_i32_s",
+            &[16_777_217i32],
+            &[16_777_216f32],
+        );
+    }
+
     /// Direct3D's ftoi/ftou (D3D 11.3, 22.13.3-4): clamped, toward zero, NaN -> 0; values worked
     /// out from the quoted ranges.
     #[test]
@@ -167,6 +200,21 @@ fn each_spelling_is_the_request_its_rules_make() {
         ("msl:half4(int4)", "convert_half4_rte(int4)"),
         ("msl:as_type<float4>(int4)", "as_float4(int4)"),
         ("msl:(uchar)int", "convert_uchar(int)"),
+        // Rust's `as`: saturating toward zero into integers, the low bits between integers.
+        ("rust:f32 as i8", "convert_char_sat(float)"),
+        ("rust:f16 as u32", "convert_uint_sat(half)"),
+        ("rust: u64  as  f32 ", "convert_float_rte(ulong)"),
+        ("rust:i32 as u8", "convert_uchar(int)"),
+        ("rust:f64 as f16", "convert_half_rte(double)"),
+        // WebAssembly: signless integers read as the suffix says.
+        ("wasm:i32.trunc_sat_f32_u", "convert_uint_sat(float)"),
+        ("wasm:i64.trunc_sat_f64_s", "convert_long_sat(double)"),
+        ("wasm:f64.convert_i64_u", "convert_double_rte(ulong)"),
+        ("wasm:i32.wrap_i64", "convert_int(long)"),
+        ("wasm:i64.extend_i32_u", "convert_ulong(uint)"),
+        ("wasm:f32.demote_f64", "convert_float_rte(double)"),
+        ("wasm:f64.promote_f32", "convert_double_rte(float)"),
+        ("wasm:f64.reinterpret_i64", "as_double(long)"),
     ];
     for (spelling, canonical) in cases {
         assert_eq!(parse(spelling).to_string(), canonical, "{spelling}");
@@ -192,6 +240,11 @@ fn what_a_language_does_not_have_is_a_typed_error() {
         ("glsl:floatBitsToInt(ivec2)", "takes vec2 values"),
         ("msl:int(double)", "Metal has no double"),
         ("cuda:int(float)", "unknown language"),
+        ("rust:f32 to i8", "expected `<type> as <type>`"),
+        ("rust:f32 as i128", "128-bit"),
+        ("wasm:i32.trunc_f32_s", "trapping form"),
+        ("wasm:i32.extend8_s", "sign-extends the low bits"),
+        ("wasm:i32x4.trunc_sat_f32x4_s", "SIMD"),
     ] {
         let e = err(name);
         assert!(
@@ -218,7 +271,9 @@ fn what_a_language_does_not_have_is_a_typed_error() {
 fn every_listed_spelling_parses() {
     for language in Language::ALL {
         let all = language.spellings();
-        assert!(all.len() > 100, "{language}: {}", all.len());
+        // WebAssembly's 25 scalar instructions; the others' constructors at every width.
+        let least = if language == Language::Wasm { 25 } else { 100 };
+        assert!(all.len() >= least, "{language}: {}", all.len());
         for (spelling, request) in &all {
             assert_eq!(&parse(spelling), request, "{spelling}");
         }

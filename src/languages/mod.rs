@@ -20,7 +20,9 @@
 mod glsl;
 mod hlsl;
 mod msl;
+mod rust;
 mod syntax;
+mod wasm;
 mod wgsl;
 
 use crate::request::{Conversion, Reinterpretation, Request, RequestError};
@@ -39,15 +41,21 @@ pub enum Language {
     Glsl,
     /// Metal: `int4(float4)`, `static_cast<int4>(float4)`, `as_type<int4>(float4)`.
     Msl,
+    /// Rust: the casts `f32 as i8`, `u64 as f32`, `f16 as u32`.
+    Rust,
+    /// WebAssembly: the scalar conversion instructions, `i32.trunc_sat_f32_u`, ...
+    Wasm,
 }
 
 impl Language {
     /// Every language, in the order `clconv list` shows them.
-    pub const ALL: [Language; 4] = [
+    pub const ALL: [Language; 6] = [
         Language::Wgsl,
         Language::Hlsl,
         Language::Glsl,
         Language::Msl,
+        Language::Rust,
+        Language::Wasm,
     ];
 
     /// The prefix before the `:` (`wgsl`).
@@ -57,6 +65,8 @@ impl Language {
             Language::Hlsl => "hlsl",
             Language::Glsl => "glsl",
             Language::Msl => "msl",
+            Language::Rust => "rust",
+            Language::Wasm => "wasm",
         }
     }
 
@@ -76,6 +86,9 @@ impl Language {
     pub fn parse(self, expression: &str) -> Result<Request, RequestError> {
         let compact = syntax::compact(self, expression)?;
         match self {
+            // Rust's casts are words: `f32 as i8` keeps its spaces.
+            Language::Rust => rust::parse(expression),
+            Language::Wasm => wasm::parse(&compact),
             Language::Wgsl => wgsl::parse(&compact),
             Language::Hlsl => hlsl::parse(&compact),
             Language::Glsl => glsl::parse(&compact),
@@ -99,6 +112,10 @@ impl Language {
         to: ScalarType,
     ) -> Result<crate::lower::ElementConversion, RequestError> {
         let rules = match self {
+            Language::Rust => rust::RULES,
+            // WebAssembly's conversions are instructions, each with its own operand types;
+            // what `trunc_sat` and `convert` do is Rust's `as`.
+            Language::Wasm => rust::RULES,
             Language::Wgsl => wgsl::RULES,
             Language::Hlsl => hlsl::RULES,
             Language::Glsl => glsl::RULES,
@@ -130,6 +147,8 @@ impl Language {
             Language::Hlsl => hlsl::spellings(),
             Language::Glsl => glsl::spellings(),
             Language::Msl => msl::spellings(),
+            Language::Rust => rust::spellings(),
+            Language::Wasm => wasm::spellings(),
         };
         written
             .into_iter()
@@ -148,6 +167,8 @@ impl fmt::Display for Language {
             Language::Hlsl => "HLSL",
             Language::Glsl => "GLSL",
             Language::Msl => "Metal",
+            Language::Rust => "Rust",
+            Language::Wasm => "WebAssembly",
         })
     }
 }

@@ -53,6 +53,8 @@ pub(super) fn example(language: Language) -> &'static str {
         Language::Hlsl => "hlsl:int4(float4)",
         Language::Glsl => "glsl:ivec4(vec4)",
         Language::Msl => "msl:static_cast<int4>(float4)",
+        Language::Rust => "rust:f32 as i8",
+        Language::Wasm => "wasm:i32.trunc_sat_f32_s",
     }
 }
 

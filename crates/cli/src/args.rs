@@ -20,7 +20,8 @@ clconv: OpenCL C conversions (convert_*, as_*) lowered to Cranelift and JIT-comp
 
 FUNCTION is any spelling of a conversion: OpenCL (convert_int4_sat_rte(float4)), mangled
 (_Z20convert_int4_sat_rteDv4_f), or a language's own, LANG:expression (wgsl:i32(f32),
-hlsl:int4(float4), glsl:ivec4(vec4), msl:static_cast<int4>(float4)).
+hlsl:int4(float4), glsl:ivec4(vec4), msl:static_cast<int4>(float4), 'rust:f32 as i8',
+wasm:i32.trunc_sat_f32_u).
 
 usage:
   clconv demo
@@ -69,7 +70,7 @@ usage:
       (--write: regenerate lowering-tables/REPORT.md).
   clconv list [FILTER] [--fp16]
       Print every request (canonical and mangled name) whose name contains FILTER. With a
-      language prefix (wgsl:, hlsl:, glsl:, msl:), that language's spellings instead, each with
+      language prefix (wgsl:, hlsl:, glsl:, msl:, rust:, wasm:), that language's spellings, each with
       the request it is: clconv list wgsl:vec4.
   clconv spirv MODULE.spv [--fp16]
       Every conversion instruction and OpenCL.std half load or store of a SPIR-V module, in

@@ -657,7 +657,17 @@ fn help_command() {
 /// and with `--reference`, the values by hand from WGSL 15.7.6 and Direct3D's ftoi.
 #[test]
 fn language_spellings_run_through_the_jit_and_the_reference() {
-    let cases: [(&str, &str, &str); 4] = [
+    let cases: [(&str, &str, &str); 6] = [
+        (
+            "rust:f32 as i8",
+            "--values=nan,300,-300,-1.9",
+            "0\n127\n-128\n-1\n",
+        ),
+        (
+            "wasm:i32.trunc_sat_f32_u",
+            "--values=-1.5,5e9,nan",
+            "0\n4294967295\n0\n",
+        ),
         (
             "wgsl:i32(f32)",
             "--values=nan,3e9,-3e9,2147483520,-1.5",
@@ -701,5 +711,7 @@ fn language_spellings_run_through_the_jit_and_the_reference() {
     // An unknown language is exit status 2 with one line saying which there are.
     let out = clconv(&["run", "cuda:int(float)", "--values=1"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("wgsl:, hlsl:, glsl: and msl:"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("wgsl:, hlsl:, glsl:, msl:, rust: and wasm:")
+    );
 }

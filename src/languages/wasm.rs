@@ -1,0 +1,106 @@
+//! WebAssembly: the scalar numeric conversion instructions by their text-format names
+//! (`wasm:i32.trunc_sat_f32_u`, `wasm:f64.convert_i64_s`, `wasm:i32.wrap_i64`,
+//! `wasm:f32.reinterpret_i32`).
+//!
+//! Rules (quoted with their sections in `docs/wasm.md`): `trunc_sat` saturates toward zero and
+//! gives 0 for NaN (OpenCL's `_sat`); `convert` and `demote` round to nearest, ties to even;
+//! `promote` is exact; `wrap` keeps the low bits and `extend` sign- or zero-extends (OpenCL's
+//! conversion without `_sat`); `reinterpret` keeps the bits. Integers are signless in
+//! WebAssembly: the `_s`/`_u` suffix says how an operand or result is read, and the request
+//! names the matching OpenCL type. The trapping `trunc` (NaN or out of range traps) is refused
+//! until clconv has its trapping form.
+
+use super::syntax;
+use super::{construct, nearest_even, reinterpret, ConstructorRules, Language};
+use crate::request::{Request, RequestError};
+use crate::rules::Rules;
+use crate::types::{ScalarType, VectorType};
+
+const RULES: ConstructorRules = ConstructorRules {
+    float_to_int: Rules::OPENCL,
+    to_float: nearest_even,
+};
+
+/// (name, source, destination, reinterpretation?)
+const INSTRUCTIONS: [(&str, ScalarType, ScalarType, bool); 23] = {
+    use ScalarType::*;
+    [
+        ("i32.wrap_i64", Long, Int, false),
+        ("i64.extend_i32_s", Int, Long, false),
+        ("i64.extend_i32_u", UInt, ULong, false),
+        ("i32.trunc_sat_f32_s", Float, Int, false),
+        ("i32.trunc_sat_f32_u", Float, UInt, false),
+        ("i32.trunc_sat_f64_s", Double, Int, false),
+        ("i32.trunc_sat_f64_u", Double, UInt, false),
+        ("i64.trunc_sat_f32_s", Float, Long, false),
+        ("i64.trunc_sat_f32_u", Float, ULong, false),
+        ("i64.trunc_sat_f64_s", Double, Long, false),
+        ("i64.trunc_sat_f64_u", Double, ULong, false),
+        ("f32.convert_i32_s", Int, Float, false),
+        ("f32.convert_i32_u", UInt, Float, false),
+        ("f32.convert_i64_s", Long, Float, false),
+        ("f32.convert_i64_u", ULong, Float, false),
+        ("f64.convert_i32_s", Int, Double, false),
+        ("f64.convert_i32_u", UInt, Double, false),
+        ("f64.convert_i64_s", Long, Double, false),
+        ("f64.convert_i64_u", ULong, Double, false),
+        ("f32.demote_f64", Double, Float, false),
+        ("f64.promote_f32", Float, Double, false),
+        ("i32.reinterpret_f32", Float, Int, true),
+        ("f32.reinterpret_i32", Int, Float, true),
+    ]
+};
+
+/// The other two reinterpretations (kept apart so the table above stays one shape).
+const REINTERPRET_64: [(&str, ScalarType, ScalarType); 2] = [
+    ("i64.reinterpret_f64", ScalarType::Double, ScalarType::Long),
+    ("f64.reinterpret_i64", ScalarType::Long, ScalarType::Double),
+];
+
+pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
+    if let Some(&(_, src, dst, bits)) = INSTRUCTIONS.iter().find(|(n, ..)| *n == text) {
+        let (s, d) = (VectorType::scalar(src), VectorType::scalar(dst));
+        return if bits {
+            reinterpret(s, d)
+        } else {
+            construct(Language::Wasm, s, d, RULES)
+        };
+    }
+    if let Some(&(_, src, dst)) = REINTERPRET_64.iter().find(|(n, ..)| *n == text) {
+        return reinterpret(VectorType::scalar(src), VectorType::scalar(dst));
+    }
+    let why = if text.contains(".trunc_f") {
+        format!(
+            "`{text}` traps on NaN and out-of-range values, and clconv does not lower the \
+             trapping form yet: `{}` gives the saturated result",
+            text.replace(".trunc_", ".trunc_sat_")
+        )
+    } else if text.contains(".extend8_s")
+        || text.contains(".extend16_s")
+        || text.contains(".extend32_s")
+    {
+        format!(
+            "`{text}` sign-extends the low bits of a value to its own width, not a conversion \
+             between two types: convert the narrow type (`convert_int(char)`)"
+        )
+    } else if text.contains('x') && text.contains('.') {
+        format!(
+            "`{text}` is a SIMD instruction, whose lane placement (`_low`, `_zero`, two operands \
+             for `narrow`) clconv does not lower yet; the scalar forms are accepted"
+        )
+    } else {
+        format!(
+            "`{text}` is not a numeric conversion instruction: write one by its text-format \
+             name, e.g. `wasm:i32.trunc_sat_f32_s`, `wasm:f64.convert_i64_u`"
+        )
+    };
+    Err(syntax::error(Language::Wasm, text, why))
+}
+
+pub(super) fn spellings() -> Vec<String> {
+    INSTRUCTIONS
+        .iter()
+        .map(|(n, ..)| n.to_string())
+        .chain(REINTERPRET_64.iter().map(|(n, ..)| n.to_string()))
+        .collect()
+}
