@@ -901,7 +901,25 @@ pub fn run_with(
         )));
     }
     times.emit = start.elapsed();
+    run_object(tools, plan, dir, chunk, &out.object, &out.header, times)
+}
 
+/// Runs the entry points of `object` (a relocatable object for `tools.target`, whose C header
+/// is `header`) as [`run`] runs the ones [`clconv::aot`] writes: one function per
+/// [`Plan::entries`] entry, named [`Entry::symbol`], `void f(const void *src, void *dst,
+/// size_t count)` converting `count` values of the entry's request (little-endian elements).
+/// What compiled the object is the caller's: functions built with the builder API, say.
+pub fn run_object(
+    tools: &Toolchain,
+    plan: &Plan,
+    dir: &Path,
+    chunk: usize,
+    object: &[u8],
+    header: &str,
+    mut times: Times,
+) -> Result<TargetRun, CrossError> {
+    tools.check().map_err(CrossError::Tools)?;
+    io(dir, std::fs::create_dir_all(dir))?;
     let start = Instant::now();
     let table = plan.table_c("clconv_kernels.h");
     let pad = format!(
@@ -909,8 +927,8 @@ pub fn run_with(
          __asm__(\".text\\n.globl clconv_cross_pad\\nclconv_cross_pad:\\n.skip {SHIFT}\\n\");\n"
     );
     let files: [(&str, &[u8]); 7] = [
-        ("kernels.o", &out.object),
-        ("clconv_kernels.h", out.header.as_bytes()),
+        ("kernels.o", object),
+        ("clconv_kernels.h", header.as_bytes()),
         ("table.c", table.as_bytes()),
         ("driver.c", DRIVER_C.as_bytes()),
         ("driver.h", DRIVER_H.as_bytes()),
@@ -936,7 +954,7 @@ pub fn run_with(
         failing: Vec::new(),
         stopped: Vec::new(),
         shifted: Vec::new(),
-        object_bytes: out.object.len(),
+        object_bytes: object.len(),
         executable: exe.clone(),
         times,
     };
