@@ -121,6 +121,13 @@ pub enum AotError {
         /// Cranelift's message, or the panic it raised.
         why: String,
     },
+    /// The request traps (WebAssembly's `trunc`), and an AOT entry point has no way to report
+    /// where yet.
+    #[error("{request} traps on NaN and out-of-range values, and AOT entry points cannot report a trap yet: compile the saturating form (`_sat`) or use the JIT, whose kernels report the first trapping element")]
+    Traps {
+        /// The request.
+        request: String,
+    },
     /// The same entry point was added twice.
     #[error("{symbol} is already in the object: each request goes in once per tier and layout")]
     Duplicate {
@@ -298,6 +305,13 @@ impl ObjectBuilder {
         }
         if let Some(why) = &self.broken {
             return Err(AotError::Broken { why: why.clone() });
+        }
+        if let Request::Convert(c) = request {
+            if c.rules().traps() {
+                return Err(AotError::Traps {
+                    request: request.to_string(),
+                });
+            }
         }
         let index = self.next_index;
         self.next_index += 1;

@@ -86,6 +86,18 @@ pub enum JitError {
         /// Cranelift's message.
         why: String,
     },
+    /// The language traps on an element (WebAssembly's `trunc` on NaN or an out-of-range
+    /// value): the values before the one holding it were converted, nothing from it on was
+    /// written.
+    #[error("{request} traps on element {element}, which is {value}: the values before it were converted, nothing from it on was written")]
+    Trap {
+        /// The request.
+        request: String,
+        /// The element's number, counting components in order (padding not).
+        element: usize,
+        /// Its value.
+        value: String,
+    },
     /// The byte form was asked of a kernel whose source type is only known from a typed buffer.
     #[error("{builtin} was compiled without a source type, so its byte form cannot know what the bytes hold: name the source (`{builtin}(float4)`) or call run() with a typed slice")]
     NeedsSourceType {
@@ -1274,6 +1286,37 @@ impl Kernel {
     }
 
     fn call(
+        &self,
+        request: &Request,
+        layout: Layout,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<(), JitError> {
+        let vectors = buffer::vector_count(request, layout, src.len(), dst.len())?;
+        if let Request::Convert(c) = request {
+            if let Some(trap) = crate::trap_scan::first(c, layout, src) {
+                // Convert the values before it, then say where it is.
+                let src_per = src.len().checked_div(vectors).unwrap_or(0);
+                let dst_per = dst.len().checked_div(vectors).unwrap_or(0);
+                let before = trap.vector;
+                self.call_unchecked(
+                    request,
+                    layout,
+                    &src[..before * src_per],
+                    &mut dst[..before * dst_per],
+                )?;
+                return Err(JitError::Trap {
+                    request: request.to_string(),
+                    element: trap.element,
+                    value: trap.value,
+                });
+            }
+        }
+        self.call_unchecked(request, layout, src, dst)
+    }
+
+    /// [`Kernel::call`] without the trap scan.
+    fn call_unchecked(
         &self,
         request: &Request,
         layout: Layout,

@@ -82,6 +82,8 @@ pub mod rules;
 pub mod spirv;
 pub mod table;
 pub mod target;
+#[cfg(feature = "jit")]
+mod trap_scan;
 pub mod types;
 
 pub use request::{Builtin, Conversion, Reinterpretation, Request, RequestError};

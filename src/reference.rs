@@ -112,6 +112,45 @@ pub fn convert_element(conv: &Conversion, static_mode: Rounding, src_bits: u64) 
     ElementConverter::new(conv, static_mode).convert(src_bits)
 }
 
+/// Whether the language traps on `src_bits` under `conv`'s rules ([`crate::rules::Rules::traps`]:
+/// WebAssembly's `trunc`): the input is NaN, or rounded by the mode it is outside the
+/// destination's range (WebAssembly: the result "is not defined"). False for rules that do not
+/// trap. Written from those words, on soft-float, apart from [`convert_element`].
+///
+/// ```
+/// use clconv::{reference, Extensions, Request, Rounding};
+/// let Request::Convert(c) = Request::parse("wasm:i32.trunc_f32_u", Extensions::default()).unwrap() else { unreachable!() };
+/// let traps = |x: f32| reference::traps(&c, Rounding::Rte, x.to_bits() as u64);
+/// assert!(traps(f32::NAN) && traps(-1.0) && traps(4294967296.0));
+/// assert!(!traps(-0.9) && !traps(4294967040.0)); // -0.9 truncates to 0
+/// ```
+pub fn traps(conv: &Conversion, static_mode: Rounding, src_bits: u64) -> bool {
+    let (src, dst) = (conv.src().elem, conv.dst().elem);
+    if !conv.rules().traps() || !src.is_float() || !dst.is_integer() {
+        return false;
+    }
+    let round = apfloat_round(conv.effective_rounding(static_mode));
+    let (min, max) = (dst.int_min().unwrap_or(0), dst.int_max().unwrap_or(0));
+    let bits = u128::from(src_bits & mask(src.bits()));
+    fn outside<F: Format>(bits: u128, round: Round, min: i128, max: i128) -> bool {
+        let x = F::from_bits(bits);
+        if x.is_nan() || x.is_infinite() {
+            return true;
+        }
+        let t = x.round_to_integral(round).value;
+        // t < min or t > max, i.e. t >= max + 1: min is 0 or -2^(N-1) and max + 1 is a power of
+        // two, each exact in the format or beyond it (then infinite, which no finite t reaches).
+        let lo = F::from_i128_r(min, Round::NearestTiesToEven).value;
+        let top = F::from_i128_r(max + 1, Round::NearestTiesToEven).value;
+        t < lo || t >= top
+    }
+    match src {
+        ScalarType::Half => outside::<Half>(bits, round, min, max),
+        ScalarType::Float => outside::<Single>(bits, round, min, max),
+        _ => outside::<Double>(bits, round, min, max),
+    }
+}
+
 /// One conversion's per-element function, chosen once: what an exhaustive sweep should call in
 /// its loop instead of [`convert_element`], which works out the types and modes every time.
 ///

@@ -34,6 +34,10 @@ pub enum OutOfRange {
     /// tops out at 2147483520 (2^31 - 128), float -> uint at 4294967040, and a half infinity
     /// gives ±65504 clamped into the destination.
     NearestInSource,
+    /// The language traps (WebAssembly's `trunc`). The value is the clamped one, and the
+    /// builder API's trap flag ([`crate::lower::Lowering::trap_flag`]) is set; a batch kernel
+    /// stops at the first such element with [`crate::jit::JitError::Trap`].
+    Trap,
 }
 
 /// What a float -> integer conversion gives for NaN.
@@ -43,6 +47,9 @@ pub enum NanToInteger {
     /// Zero (OpenCL `_sat`, Rust, Direct3D, WebAssembly `trunc_sat`; clconv's choice where a
     /// language leaves it undefined: WGSL, GLSL, Metal).
     Zero,
+    /// The language traps (WebAssembly's `trunc`); the value is 0, as [`OutOfRange::Trap`]
+    /// says.
+    Trap,
 }
 
 /// The rules one conversion follows where languages differ.
@@ -81,11 +88,26 @@ impl Rules {
         nan: NanToInteger::Zero,
     };
 
+    /// WebAssembly's `trunc`: NaN and out-of-range values trap (the values are OpenCL's `_sat`
+    /// ones, for the lanes that do not).
+    pub const TRAPPING: Rules = Rules {
+        out_of_range: OutOfRange::Trap,
+        nan: NanToInteger::Trap,
+    };
+
+    /// True when an input can trap under these rules.
+    pub const fn traps(self) -> bool {
+        matches!(self.out_of_range, OutOfRange::Trap) || matches!(self.nan, NanToInteger::Trap)
+    }
+
     /// The rules as they apply to a `src` -> `dst` conversion: OpenCL's wherever these give the
     /// same result as OpenCL's on every input (so that the request shares OpenCL's kernel).
     pub fn normalised(self, src: ScalarType, dst: ScalarType) -> Rules {
         if !(src.is_float() && dst.is_integer()) {
             return Rules::OPENCL;
+        }
+        if self.traps() {
+            return self;
         }
         match self.integer_bounds(src, dst) {
             Some(bounds) if bounds != destination_bounds(dst) => self,
@@ -109,7 +131,7 @@ impl Rules {
         }
         let (lo, hi) = destination_bounds(dst);
         Some(match self.out_of_range {
-            OutOfRange::ClampToDestination => (lo, hi),
+            OutOfRange::ClampToDestination | OutOfRange::Trap => (lo, hi),
             OutOfRange::NearestInSource => (
                 -exact_at_most(src, lo.unsigned_abs()),
                 exact_at_most(src, hi as u128),
@@ -123,6 +145,7 @@ impl Rules {
         match self.out_of_range {
             OutOfRange::ClampToDestination => None,
             OutOfRange::NearestInSource => Some("_satsrc"),
+            OutOfRange::Trap => Some("_trap"),
         }
     }
 }
@@ -132,9 +155,11 @@ impl fmt::Display for Rules {
         let range = match self.out_of_range {
             OutOfRange::ClampToDestination => "clamp to the destination",
             OutOfRange::NearestInSource => "clamp to the nearest value exact in the source",
+            OutOfRange::Trap => "trap",
         };
         let nan = match self.nan {
             NanToInteger::Zero => "NaN -> 0",
+            NanToInteger::Trap => "NaN traps",
         };
         write!(f, "out of range: {range}; {nan}")
     }

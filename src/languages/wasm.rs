@@ -7,8 +7,9 @@
 //! `promote` is exact; `wrap` keeps the low bits and `extend` sign- or zero-extends (OpenCL's
 //! conversion without `_sat`); `reinterpret` keeps the bits. Integers are signless in
 //! WebAssembly: the `_s`/`_u` suffix says how an operand or result is read, and the request
-//! names the matching OpenCL type. The trapping `trunc` (NaN or out of range traps) is refused
-//! until clconv has its trapping form.
+//! names the matching OpenCL type. The trapping `trunc` (NaN or out of range traps) carries
+//! [`Rules::TRAPPING`]: `convert_int_trap(float)`, whose batch kernels stop at the first
+//! trapping element with a typed error and whose builder form gives a trap flag.
 
 use super::syntax;
 use super::{construct, nearest_even, reinterpret, ConstructorRules, Language};
@@ -19,6 +20,27 @@ use crate::types::{ScalarType, VectorType};
 const RULES: ConstructorRules = ConstructorRules {
     float_to_int: Rules::OPENCL,
     to_float: nearest_even,
+};
+
+/// The trapping `trunc`: the same but for its rules.
+const TRAPPING: ConstructorRules = ConstructorRules {
+    float_to_int: Rules::TRAPPING,
+    to_float: nearest_even,
+};
+
+/// The trapping truncations: name, source, destination.
+const TRUNC: [(&str, ScalarType, ScalarType); 8] = {
+    use ScalarType::*;
+    [
+        ("i32.trunc_f32_s", Float, Int),
+        ("i32.trunc_f32_u", Float, UInt),
+        ("i32.trunc_f64_s", Double, Int),
+        ("i32.trunc_f64_u", Double, UInt),
+        ("i64.trunc_f32_s", Float, Long),
+        ("i64.trunc_f32_u", Float, ULong),
+        ("i64.trunc_f64_s", Double, Long),
+        ("i64.trunc_f64_u", Double, ULong),
+    ]
 };
 
 /// (name, source, destination, reinterpretation?)
@@ -69,13 +91,11 @@ pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
     if let Some(&(_, src, dst)) = REINTERPRET_64.iter().find(|(n, ..)| *n == text) {
         return reinterpret(VectorType::scalar(src), VectorType::scalar(dst));
     }
-    let why = if text.contains(".trunc_f") {
-        format!(
-            "`{text}` traps on NaN and out-of-range values, and clconv does not lower the \
-             trapping form yet: `{}` gives the saturated result",
-            text.replace(".trunc_", ".trunc_sat_")
-        )
-    } else if text.contains(".extend8_s")
+    if let Some(&(_, src, dst)) = TRUNC.iter().find(|(n, ..)| *n == text) {
+        let (s, d) = (VectorType::scalar(src), VectorType::scalar(dst));
+        return construct(Language::Wasm, s, d, TRAPPING);
+    }
+    let why = if text.contains(".extend8_s")
         || text.contains(".extend16_s")
         || text.contains(".extend32_s")
     {
@@ -102,5 +122,6 @@ pub(super) fn spellings() -> Vec<String> {
         .iter()
         .map(|(n, ..)| n.to_string())
         .chain(REINTERPRET_64.iter().map(|(n, ..)| n.to_string()))
+        .chain(TRUNC.iter().map(|(n, ..)| n.to_string()))
         .collect()
 }

@@ -88,3 +88,105 @@ fn clamp(
     }
     v
 }
+
+/// The trap flag of a float -> integer conversion under trapping rules (WebAssembly's
+/// `trunc`): an I8 that is 1 when any lane of `parts` (scalars of `src`, or 128-bit vectors of
+/// them; half as I16 bits, scalars only) is NaN or rounds outside `dst`'s range, else 0.
+///
+/// A lane x traps unless round(x) lies in [MIN, MAX]. For integral t that is MIN - 1 < t <
+/// MAX + 1, and for a value of the format it is L < t < H with L the largest value of the
+/// format at most MIN - 1 and H the smallest at least MAX + 1 (nothing of the format lies
+/// between L and MIN - 1, or between MAX + 1 and H). Under rtz the same test holds for x
+/// itself (trunc(x) >= MIN iff x > MIN - 1; trunc(x) <= MAX iff x < MAX + 1), so no rounding
+/// instruction is needed. NaN fails both compares. Hard inputs: -1 < x < 0 into unsigned (no
+/// trap), 2^31 - 128 and 2^31 for float -> int, ±infinity.
+pub(crate) fn trap_flag(
+    b: &mut FunctionBuilder,
+    src: crate::types::ScalarType,
+    dst: crate::types::ScalarType,
+    rounding: crate::types::Rounding,
+    parts: &[Value],
+) -> Value {
+    use crate::types::{Rounding, ScalarType};
+    use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+    use cranelift_codegen::ir::types;
+    use rustc_apfloat::ieee::{Double, Single};
+    use rustc_apfloat::{Float, Round};
+    let (min, max) = (dst.int_min().unwrap_or(0), dst.int_max().unwrap_or(0));
+    // Half is compared as float: every half is a float, so the float bounds decide the same.
+    let compare_as = if src == ScalarType::Double {
+        ScalarType::Double
+    } else {
+        ScalarType::Float
+    };
+    let (lo_bits, hi_bits) = match compare_as {
+        ScalarType::Double => (
+            Double::from_i128_r(min - 1, Round::TowardNegative)
+                .value
+                .to_bits(),
+            Double::from_i128_r(max + 1, Round::TowardPositive)
+                .value
+                .to_bits(),
+        ),
+        _ => (
+            Single::from_i128_r(min - 1, Round::TowardNegative)
+                .value
+                .to_bits(),
+            Single::from_i128_r(max + 1, Round::TowardPositive)
+                .value
+                .to_bits(),
+        ),
+    };
+    let mut ok_all: Option<Value> = None;
+    for &part in parts {
+        let ty = b.func.dfg.value_type(part);
+        let x = if src == ScalarType::Half {
+            debug_assert!(!ty.is_vector(), "half vectors take no trap flag yet");
+            super::half::half_bits_to_f32(b, part)
+        } else {
+            part
+        };
+        let ty = b.func.dfg.value_type(x);
+        let t = if rounding == Rounding::Rtz {
+            x
+        } else if ty.is_vector() {
+            super::lanes::round_vector(b, x, rounding, super::lanes::VectorRounding::Magic)
+        } else {
+            match rounding {
+                Rounding::Rte => b.ins().nearest(x),
+                Rounding::Rtp => b.ins().ceil(x),
+                _ => b.ins().floor(x),
+            }
+        };
+        let (lo, hi) = if ty.is_vector() {
+            (
+                splat_bits(b, ty, lo_bits as u64),
+                splat_bits(b, ty, hi_bits as u64),
+            )
+        } else if ty == types::F64 {
+            (
+                b.ins().f64const(f64::from_bits(lo_bits as u64)),
+                b.ins().f64const(f64::from_bits(hi_bits as u64)),
+            )
+        } else {
+            (
+                b.ins().f32const(f32::from_bits(lo_bits as u32)),
+                b.ins().f32const(f32::from_bits(hi_bits as u32)),
+            )
+        };
+        let above = b.ins().fcmp(FloatCC::GreaterThan, t, lo);
+        let below = b.ins().fcmp(FloatCC::LessThan, t, hi);
+        let ok = b.ins().band(above, below);
+        let ok = if ty.is_vector() {
+            b.ins().vall_true(ok)
+        } else {
+            ok
+        };
+        ok_all = Some(match ok_all {
+            Some(o) => b.ins().band(o, ok),
+            None => ok,
+        });
+    }
+    let ok = ok_all.unwrap_or_else(|| b.ins().iconst(types::I8, 1));
+    b.ins().icmp_imm_u(IntCC::Equal, ok, 0)
+}

@@ -151,6 +151,64 @@ impl Lowering {
         self.lower_request(b, &request, operand)
     }
 
+    /// The trap flag of `conv` on the caller's value: an I8 that is nonzero when the language
+    /// traps on any lane (NaN or out of range for WebAssembly's `trunc`,
+    /// [`crate::rules::Rules::TRAPPING`]), so the compiler emits its own `trapnz` before using
+    /// the value [`Lowering::convert`] gives; `None` when `conv`'s rules never trap. Half
+    /// sources are taken as scalars.
+    ///
+    /// ```
+    /// use clconv::cranelift_codegen::ir::{types, InstBuilder, TrapCode};
+    /// use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+    /// use clconv::languages::Language;
+    /// use clconv::lower::Lowering;
+    /// use clconv::Request;
+    /// let mut func = clconv::cranelift_codegen::ir::Function::new();
+    /// let mut ctx = FunctionBuilderContext::new();
+    /// let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+    /// let block = b.create_block();
+    /// b.switch_to_block(block);
+    /// let x = b.append_block_param(block, types::F32);
+    /// // wasm's i32.trunc_f32_s: the flag, the compiler's own trap, then the value.
+    /// let Request::Convert(c) = Language::Wasm.parse("i32.trunc_f32_s")? else { unreachable!() };
+    /// let conv = clconv::lower::ElementConversion::of(&c);
+    /// let lowering = Lowering::without_isa();
+    /// let flag = lowering.trap_flag(&mut b, conv, &[x])?.expect("trunc traps");
+    /// b.ins().trapnz(flag, TrapCode::INTEGER_OVERFLOW);
+    /// let y = lowering.convert_value(&mut b, conv, x)?;
+    /// assert_eq!(b.func.dfg.value_type(y), types::I32);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn trap_flag(
+        &self,
+        b: &mut FunctionBuilder,
+        conv: ElementConversion,
+        operand: &[Value],
+    ) -> Result<Option<Value>, LowerError> {
+        if !conv.rules.traps() || !conv.from.is_float() || conv.to.is_float() {
+            return Ok(None);
+        }
+        let lanes = operand_lanes(b, conv.from, operand)?;
+        let width = width_of(lanes, operand, b)?;
+        let c = conv.at_width(width)?;
+        if conv.from == ScalarType::Half && width != Width::W1 {
+            return Err(LowerError::Operand {
+                why: "the trap flag takes half values one scalar at a time".into(),
+            });
+        }
+        let parts: Vec<Value> = operand
+            .iter()
+            .map(|&v| {
+                let v = shapes::half_as_bits(b, v);
+                shapes::widen_to_128(b, v)
+            })
+            .collect();
+        let rounding = c.effective_rounding(self.static_mode());
+        Ok(Some(super::edges::trap_flag(
+            b, conv.from, conv.to, rounding, &parts,
+        )))
+    }
+
     /// [`Lowering::convert`] on one value whose result is one value (at most 128 bits on each
     /// side; wider results come from [`Lowering::convert`] as parts).
     pub fn convert_value(

@@ -7,6 +7,7 @@ use crate::{write_raw, Usage};
 use clconv::jit::{Jit, X64Flags};
 use clconv::{reference, Extensions, Request};
 use std::io::Read;
+use std::io::Write;
 use std::process::ExitCode;
 
 /// `clconv run`: an arithmetic request (`mul_rtz(float4)`, see `clconv::arith`) or a
@@ -66,11 +67,19 @@ fn run_conversion(args: &RunArgs) -> Result<ExitCode, Usage> {
         })?;
     let mut dst = vec![0u8; vectors * clconv::buffer::bytes_per_vector(request.dst(), layout)];
     if args.reference {
+        if let Some(message) = reference_trap(&request, layout, static_mode, &src) {
+            return Ok(trapped(&message));
+        }
         reference::evaluate_with_mode(&request, layout, static_mode, &src, &mut dst)?;
     } else {
         let jit = Jit::with_options(X64Flags::Host, ext, static_mode)?;
-        jit.compile_request(&request)?
-            .run_bytes(layout, &src, &mut dst)?;
+        match jit
+            .compile_request(&request)?
+            .run_bytes(layout, &src, &mut dst)
+        {
+            Err(e @ clconv::jit::JitError::Trap { .. }) => return Ok(trapped(&e.to_string())),
+            other => other?,
+        }
     }
     match args.output.as_deref() {
         Some(path) => write_raw(path, &dst)?,
@@ -90,6 +99,47 @@ fn run_conversion(args: &RunArgs) -> Result<ExitCode, Usage> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Exit status 3: the conversion trapped (WebAssembly's `trunc` on NaN or out of range).
+fn trapped(message: &str) -> ExitCode {
+    let _ = writeln!(std::io::stderr(), "clconv: trap: {message}");
+    ExitCode::from(3)
+}
+
+/// The reference's first trapping element of `src`, as the JIT's error says it.
+fn reference_trap(
+    request: &Request,
+    layout: clconv::Layout,
+    static_mode: clconv::Rounding,
+    src: &[u8],
+) -> Option<String> {
+    let Request::Convert(c) = request else {
+        return None;
+    };
+    let (s, bytes) = (c.src(), c.src().elem.bytes());
+    let per_vector = clconv::buffer::bytes_per_vector(s, layout);
+    for (v, vector) in src.chunks_exact(per_vector).enumerate() {
+        for lane in 0..s.lanes() {
+            let element = &vector[lane * bytes..(lane + 1) * bytes];
+            let mut le = [0u8; 8];
+            le[..bytes].copy_from_slice(element);
+            if reference::traps(c, static_mode, u64::from_le_bytes(le)) {
+                let value = format_vector(element, s.elem, 1);
+                let value = if value.contains("NaN") || value.contains("nan") {
+                    "NaN".to_string()
+                } else {
+                    value
+                };
+                return Some(format!(
+                    "{request} traps on element {}, which is {value}: the values before it \
+                     were converted, nothing from it on was written",
+                    v * s.lanes() + lane
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// `clconv run OP(TYPE) ...`: an arithmetic batch through the JIT (or the reference).

@@ -708,6 +708,18 @@ fn language_spellings_run_through_the_jit_and_the_reference() {
         text.contains("wgsl:vec4<i32>(vec4<f32>)\tconvert_int4_satsrc(float4)"),
         "{text}"
     );
+    // WebAssembly's trapping trunc: exit status 3, the element and its value named, through
+    // the JIT and the reference alike.
+    for reference in [false, true] {
+        let mut args = vec!["run", "wasm:i32.trunc_f32_s", "--values=1.5,nan"];
+        if reference {
+            args.push("--reference");
+        }
+        let out = clconv(&args);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("element 1, which is NaN"), "{args:?}: {err}");
+    }
     // An unknown language is exit status 2 with one line saying which there are.
     let out = clconv(&["run", "cuda:int(float)", "--values=1"]);
     assert_eq!(out.status.code(), Some(2));

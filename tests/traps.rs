@@ -1,0 +1,211 @@
+//! The trapping form (WebAssembly's `trunc`, `Rules::TRAPPING`): which inputs trap, from the
+//! reference (`reference::traps`, soft-float, from the WebAssembly words) and the spec's own
+//! test suite (`test/core/conversions.wast`); the batch kernels stop at the first trapping
+//! element with a typed error, having converted only the values before it; the builder API's
+//! trap flag agrees with the reference lane by lane.
+#![cfg(feature = "jit")]
+
+use clconv::cranelift_codegen::ir::{types, InstBuilder, MemFlagsData};
+use clconv::jit::{Half, Jit, JitError};
+use clconv::languages::Language;
+use clconv::lower::{ElementConversion, Lowering};
+use clconv::{reference, Conversion, Extensions, Request, Rounding, ScalarType};
+
+#[path = "common/define.rs"]
+mod define;
+#[path = "common/jit_module.rs"]
+mod jit_module;
+
+fn wasm(name: &str) -> Conversion {
+    match Language::Wasm.parse(name).unwrap() {
+        Request::Convert(c) => c,
+        r => panic!("{r}"),
+    }
+}
+
+/// `test/core/conversions.wast`: the traps and the values next to them.
+#[test]
+fn the_wasm_test_suite_cases() {
+    let t32 = |name: &str, x: f32| reference::traps(&wasm(name), Rounding::Rte, x.to_bits().into());
+    let t64 = |name: &str, x: f64| reference::traps(&wasm(name), Rounding::Rte, x.to_bits());
+    assert!(t32("i32.trunc_f32_s", 2147483648.0)); // "integer overflow"
+    assert!(!t32("i32.trunc_f32_s", -2147483648.0));
+    assert!(t32("i32.trunc_f32_s", -2147483904.0));
+    assert!(t32("i32.trunc_f32_s", f32::NAN)); // "invalid conversion to integer"
+    assert!(t32("i32.trunc_f32_s", f32::INFINITY));
+    assert!(!t32("i32.trunc_f32_u", -0.9)); // truncates to 0
+    assert!(t32("i32.trunc_f32_u", -1.0));
+    assert!(t32("i32.trunc_f32_u", 4294967296.0));
+    assert!(!t32("i32.trunc_f32_u", 4294967040.0));
+    assert!(!t64("i32.trunc_f64_u", -0.9));
+    assert!(!t64("i32.trunc_f64_s", -2147483648.9));
+    assert!(t64("i32.trunc_f64_s", -2147483649.0));
+    assert!(!t64("i32.trunc_f64_s", 2147483647.9));
+    assert!(t64("i32.trunc_f64_s", 2147483648.0));
+    assert!(t64("i64.trunc_f64_s", 9223372036854775808.0));
+    assert!(!t64("i64.trunc_f64_s", -9223372036854775808.0));
+    assert!(t64("i64.trunc_f64_u", 18446744073709551616.0));
+    assert!(!t64("i64.trunc_f64_u", 18446744073709549568.0));
+    // The saturating forms never trap.
+    assert!(!t32("i32.trunc_sat_f32_s", f32::NAN));
+}
+
+/// A batch stops at the first trapping element: the values before it are converted, the rest
+/// of the destination is untouched, and the error names the element and its value.
+#[test]
+fn kernels_stop_at_the_first_trap() {
+    let jit = Jit::new().unwrap();
+    let kernel = jit.compile("wasm:i32.trunc_f32_s").unwrap();
+    let src = [1.5f32, -2.5, 7.9, f32::NAN, 3.0, 4.0];
+    let mut dst = [0x5a5a_5a5ai32; 6];
+    let e = kernel.run(&src, &mut dst).unwrap_err();
+    match &e {
+        JitError::Trap { element, value, .. } => {
+            assert_eq!((*element, value.as_str()), (3, "NaN"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(e.to_string().contains("element 3"), "{e}");
+    assert_eq!(dst, [1, -2, 7, 0x5a5a_5a5a, 0x5a5a_5a5a, 0x5a5a_5a5a]);
+    // No trap: the whole buffer, the saturating result's bits.
+    let ok = [1.5f32, -2147483648.0, 2147483520.0];
+    let mut out = [0i32; 3];
+    kernel.run(&ok, &mut out).unwrap();
+    assert_eq!(out, [1, i32::MIN, 2147483520]);
+    // A vector request: whole values before the one holding the trap.
+    let k4 = jit.compile("convert_uint4_trap(float4)").unwrap();
+    let src = [1.0f32, 2.0, 3.0, 4.0, 5.0, -1.0, 7.0, 8.0];
+    let mut dst = [9u32; 8];
+    let e = k4.run(&src, &mut dst).unwrap_err();
+    assert!(matches!(e, JitError::Trap { element: 5, .. }), "{e:?}");
+    assert_eq!(dst, [1, 2, 3, 4, 9, 9, 9, 9]);
+}
+
+/// Every half into int and uchar: the kernel traps exactly where the reference says, at the
+/// first such element (all 2^16 inputs, one batch per input so each is the first).
+#[test]
+fn every_half_traps_where_the_reference_says() {
+    let jit = Jit::with_options(
+        clconv::jit::X64Flags::Host,
+        Extensions::with_fp16(),
+        Rounding::Rte,
+    )
+    .unwrap();
+    let ext = Extensions::with_fp16();
+    for name in ["convert_int_trap(half)", "convert_uchar_trap_rte(half)"] {
+        let Request::Convert(c) = Request::parse(name, ext).unwrap() else {
+            unreachable!()
+        };
+        let kernel = jit.compile(name).unwrap();
+        let (mut traps, mut ok) = (0, 0);
+        for bits in 0..=u16::MAX {
+            let expected = reference::traps(&c, Rounding::Rte, bits.into());
+            let got = match c.dst().elem {
+                ScalarType::Int => kernel.run(&[Half(bits)], &mut [0i32]),
+                _ => kernel.run(&[Half(bits)], &mut [0u8]),
+            };
+            assert_eq!(got.is_err(), expected, "{name} on {bits:#06x}: {got:?}");
+            if expected {
+                traps += 1;
+            } else {
+                ok += 1;
+            }
+        }
+        assert!(
+            traps > 1000 && ok > 1000,
+            "{name}: {traps} trap, {ok} do not"
+        );
+    }
+}
+
+/// The builder API's trap flag, scalar and F32X4 / F64X2, against the reference on edges.
+#[test]
+fn the_builder_trap_flag_agrees_with_the_reference() {
+    let mut module = jit_module::jit_module();
+    let edges32: Vec<f32> = vec![
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        -0.9,
+        -1.0,
+        -0.0,
+        2147483520.0,
+        2147483648.0,
+        -2147483648.0,
+        -2147483904.0,
+        4294967040.0,
+        4294967296.0,
+        0.5,
+        1e-40,
+    ];
+    let mut n = 0;
+    for name in [
+        "i32.trunc_f32_s",
+        "i32.trunc_f32_u",
+        "i64.trunc_f32_s",
+        "i64.trunc_f32_u",
+    ] {
+        let c = wasm(name);
+        let conv = ElementConversion::of(&c);
+        for lanes in [1usize, 4] {
+            let ty = if lanes == 1 { types::F32 } else { types::F32X4 };
+            let id = define::define_function(
+                &mut module,
+                &format!("t{n}"),
+                &[types::I64],
+                &[types::I8],
+                |b| {
+                    let entry = b.create_block();
+                    b.append_block_params_for_function_params(entry);
+                    b.switch_to_block(entry);
+                    let p = b.block_params(entry)[0];
+                    let x = b.ins().load(ty, MemFlagsData::trusted(), p, 0);
+                    let flag = Lowering::without_isa()
+                        .trap_flag(b, conv, &[x])
+                        .unwrap()
+                        .unwrap();
+                    b.ins().return_(&[flag]);
+                    b.seal_all_blocks();
+                },
+            );
+            module.finalize_definitions().unwrap();
+            let code = module.get_finalized_function(id);
+            // SAFETY: `code` is fn(*const f32) -> u8 as defined above, in the host's C calling
+            // convention; it reads `lanes` floats from the 16-byte buffer below.
+            let f =
+                unsafe { std::mem::transmute::<*const u8, extern "C" fn(*const f32) -> u8>(code) };
+            for (i, &x) in edges32.iter().enumerate() {
+                // The value in lane `i % lanes`, zeros (which never trap) elsewhere.
+                let mut buf = [0f32; 4];
+                buf[i % lanes] = x;
+                let want = reference::traps(&c, Rounding::Rte, x.to_bits().into());
+                assert_eq!(f(buf.as_ptr()) != 0, want, "{name} on {x} in {lanes} lanes");
+            }
+            n += 1;
+        }
+    }
+    // SAFETY: no function of the module is called after this.
+    unsafe { module.free_memory() };
+    // Rules that never trap have no flag.
+    let mut func = clconv::cranelift_codegen::ir::Function::new();
+    let mut fctx = clconv::cranelift_frontend::FunctionBuilderContext::new();
+    let mut b = clconv::cranelift_frontend::FunctionBuilder::new(&mut func, &mut fctx);
+    let block = b.create_block();
+    b.switch_to_block(block);
+    let x = b.append_block_param(block, types::F32);
+    let sat = ElementConversion::of(&wasm("i32.trunc_sat_f32_s"));
+    assert!(Lowering::without_isa()
+        .trap_flag(&mut b, sat, &[x])
+        .unwrap()
+        .is_none());
+}
+
+/// AOT entry points cannot report a trap yet: adding one is a typed error, not saturating code.
+#[cfg(feature = "aot")]
+#[test]
+fn aot_refuses_a_trapping_request() {
+    let mut object = clconv::aot::ObjectBuilder::new(clconv::target::Target::Host).unwrap();
+    let r = Request::Convert(wasm("i32.trunc_f32_s"));
+    let e = object.add(&r, clconv::kernel::Tier::Optimised).unwrap_err();
+    assert!(e.to_string().contains("cannot report a trap"), "{e}");
+}
