@@ -8,7 +8,8 @@ use clconv::jit::{Jit, Tier, Tiering};
 use clconv::{Extensions, Request, Rounding};
 use clconv_verify::check::Checker;
 use clconv_verify::exhaustive::{self, ExhaustiveError, RunResult};
-use clconv_verify::ledger::{self, Ledger};
+use clconv_verify::ledger::Ledger;
+use clconv_verify::status;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -242,7 +243,7 @@ fn commit() -> String {
     }
 }
 
-/// `clconv check --exhaustive --status`: see `clconv_verify::ledger::status`. One line per
+/// `clconv check --exhaustive --status`: see `clconv_verify::status::status`. One line per
 /// flag set and tier, the runs not proven (the first few, or all with --verbose), the total
 /// line; status 1 only if the ledger records a failure of this build's machine code.
 fn status(args: &CheckArgs) -> Result<ExitCode, Usage> {
@@ -268,7 +269,7 @@ fn status(args: &CheckArgs) -> Result<ExitCode, Usage> {
     }
     let ledger = Ledger::read(&path)?;
     let flags = match args.flags.flags.as_deref() {
-        None => ledger::STATUS_FLAGS.to_vec(),
+        None => status::STATUS_FLAGS.to_vec(),
         Some(f) => vec![args::flags(Some(f))?],
     };
     let tiers: Vec<Tier> = args::tiers(args.tier.as_deref())?
@@ -276,7 +277,7 @@ fn status(args: &CheckArgs) -> Result<ExitCode, Usage> {
         .rev() // quick first: the cheaper sweeps
         .collect();
     let list = if args.verbose { usize::MAX } else { 5 };
-    let status = ledger::status(&ledger, filter, args.wide, &flags, &tiers, list, 0)?;
+    let status = status::status(&ledger, filter, args.wide, &flags, &tiers, list, 0)?;
     out!("{status}");
     Ok(if status.failures.is_empty() {
         ExitCode::SUCCESS

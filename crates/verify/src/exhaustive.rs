@@ -539,30 +539,7 @@ fn round_to_format(
 // The plan: which runs, grouped by per-element function
 // ---------------------------------------------------------------------------------------------
 
-/// One kernel run over every input: a request in one buffer layout.
-///
-/// ```
-/// use clconv_verify::exhaustive::Run;
-/// use clconv::{Extensions, Layout, Request};
-/// let run = Run {
-///     request: Request::parse("convert_int3(float3)", Extensions::default()).unwrap(),
-///     layout: Layout::Aligned,
-/// };
-/// assert_eq!(run.to_string(), "convert_int3(float3)\taligned");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Run {
-    /// The request.
-    pub request: Request,
-    /// The layout of its buffers (differs from packed only for 3-component vectors).
-    pub layout: Layout,
-}
-
-impl fmt::Display for Run {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}\t{}", self.request, self.layout.name())
-    }
-}
+pub use crate::ledger::Run;
 
 /// Runs that compute the same bits per element, so they share the fast path and the
 /// reference sample.

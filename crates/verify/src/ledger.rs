@@ -4,7 +4,7 @@
 //! to the lowering, to a table row or to Cranelift may change a kernel's code or leave it
 //! alone. So every swept kernel gets a line in a ledger file (`verification/ledger.tsv` in the
 //! repository), keyed by a [`fingerprint`] of exactly what a run of it executes, and
-//! [`status`] compiles every run of the build at hand and looks its fingerprint up: a run is
+//! [`crate::status::status`] compiles every run of the build at hand and looks its fingerprint up: a run is
 //! *proven* when the ledger has a passing line for its fingerprint over every input.
 //!
 //! # What the fingerprint covers
@@ -53,7 +53,6 @@
 //!     `ledger` module's documentation for the columns)");
 //! ```
 
-use crate::exhaustive::{self, Run};
 use clconv::jit::{shared_kernel, CodeCompiler, KernelCode, Tier, X64Flags};
 use clconv::{Layout, Request, Rounding};
 use sha2::{Digest, Sha256};
@@ -61,6 +60,31 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::Write;
 use std::path::Path;
+
+/// One kernel run over every input: a request in one buffer layout.
+///
+/// ```
+/// use clconv_verify::ledger::Run;
+/// use clconv::{Extensions, Layout, Request};
+/// let run = Run {
+///     request: Request::parse("convert_int3(float3)", Extensions::default()).unwrap(),
+///     layout: Layout::Aligned,
+/// };
+/// assert_eq!(run.to_string(), "convert_int3(float3)\taligned");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Run {
+    /// The request.
+    pub request: Request,
+    /// The layout of its buffers (differs from packed only for 3-component vectors).
+    pub layout: Layout,
+}
+
+impl fmt::Display for Run {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}\t{}", self.request, self.layout.name())
+    }
+}
 
 /// The format tag hashed first: a change of what the fingerprint covers changes it.
 pub const FORMAT: &str = "clconv-ledger-1";
@@ -80,14 +104,6 @@ pub const COLUMNS: [&str; 13] = [
     "seconds",
     "commit",
     "date",
-];
-
-/// The x86-64 flag sets [`status`] compiles for.
-pub const STATUS_FLAGS: [X64Flags; 4] = [
-    X64Flags::Sse2,
-    X64Flags::Sse41,
-    X64Flags::Avx2,
-    X64Flags::Avx512,
 ];
 
 /// The fingerprint of a kernel's machine code: 32 hex digits (see the
@@ -543,189 +559,6 @@ pub fn fingerprints(
         })
         .collect::<Result<_, _>>()?;
     Ok(of_run.into_iter().map(|k| hashes[k].clone()).collect())
-}
-
-/// One flag set and tier of a [`Status`].
-#[derive(Clone, Debug)]
-pub struct StatusRow {
-    /// The flag set.
-    pub flags: X64Flags,
-    /// The tier.
-    pub tier: Tier,
-    /// Runs.
-    pub total: usize,
-    /// Runs whose machine code has a passing line over every input.
-    pub proven: usize,
-    /// The runs without one, in plan order.
-    pub unproven: Vec<Run>,
-    /// The runs whose machine code has a failing line.
-    pub failed: Vec<Run>,
-}
-
-/// What [`status`] found: per flag set and tier, how many runs of this build's machine code
-/// the ledger proves.
-#[derive(Clone, Debug)]
-pub struct Status {
-    /// One row per flag set and tier.
-    pub rows: Vec<StatusRow>,
-    /// Failing ledger lines whose machine code this build produces.
-    pub failures: Vec<Entry>,
-    /// How many of the unproven runs each row lists by name (`usize::MAX`: all).
-    pub list: usize,
-    /// The runs are the conversions from 64-bit sources, proven on the seed budget
-    /// ([`exhaustive::plan_wide`]), not over every input.
-    pub wide: bool,
-}
-
-impl Status {
-    /// Runs proven, over every row.
-    pub fn proven(&self) -> usize {
-        self.rows.iter().map(|r| r.proven).sum()
-    }
-
-    /// Runs, over every row.
-    pub fn total(&self) -> usize {
-        self.rows.iter().map(|r| r.total).sum()
-    }
-}
-
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // The seed budget checks, it does not prove: its lines say so.
-        let (proven, not, total) = if self.wide {
-            (
-                "runs checked on the seed budget",
-                "not checked",
-                format!(
-                    "runs from 64-bit sources checked on the seed budget ({} inputs each)",
-                    exhaustive::WIDE_INPUTS
-                ),
-            )
-        } else {
-            ("runs proven", "not proven", "runs proven".to_string())
-        };
-        for row in &self.rows {
-            writeln!(
-                f,
-                "{} {}: {} of {} {proven}",
-                row.flags.name(),
-                row.tier.name(),
-                row.proven,
-                row.total
-            )?;
-            for r in &row.failed {
-                writeln!(
-                    f,
-                    "  FAILED in the ledger: {} {}",
-                    r.request,
-                    r.layout.name()
-                )?;
-            }
-            for r in row.unproven.iter().take(self.list) {
-                writeln!(f, "  {not}: {} {}", r.request, r.layout.name())?;
-            }
-            if row.unproven.len() > self.list {
-                writeln!(
-                    f,
-                    "  ... and {} more {not} (--verbose lists them all)",
-                    row.unproven.len() - self.list
-                )?;
-            }
-        }
-        let flag_sets = {
-            let mut seen: Vec<X64Flags> = Vec::new();
-            for r in &self.rows {
-                if !seen.contains(&r.flags) {
-                    seen.push(r.flags);
-                }
-            }
-            seen.len()
-        };
-        let tiers = {
-            let q = self.rows.iter().any(|r| r.tier == Tier::Quick);
-            let o = self.rows.iter().any(|r| r.tier == Tier::Optimised);
-            match (q, o) {
-                (true, true) => "both tiers",
-                (true, false) => "quick tier",
-                _ => "optimised tier",
-            }
-        };
-        write!(
-            f,
-            "{} of {} {total} on this build's machine code ({} flag sets, {}), {} mismatches recorded",
-            self.proven(),
-            self.total(),
-            flag_sets,
-            tiers,
-            self.failures.len()
-        )
-    }
-}
-
-/// Compiles every run of every flag set of `flags` in every tier of `tiers` (the runs of
-/// [`exhaustive::plan`] for `filter`, or with `wide` of [`exhaustive::plan_wide`]) and looks
-/// each kernel's [`fingerprint`] up in `ledger`. `list`: how many unproven runs per row to
-/// name. Needs no CPU of those flag sets.
-#[allow(clippy::too_many_arguments)]
-pub fn status(
-    ledger: &Ledger,
-    filter: &str,
-    wide: bool,
-    flags: &[X64Flags],
-    tiers: &[Tier],
-    list: usize,
-    threads: usize,
-) -> Result<Status, LedgerError> {
-    let groups = if wide {
-        exhaustive::plan_wide(filter)
-    } else {
-        exhaustive::plan(filter)
-    }
-    .map_err(|e| LedgerError::Compile {
-        what: "the plan".into(),
-        why: e.to_string(),
-    })?;
-    let runs: Vec<(Run, u64)> = groups
-        .iter()
-        .flat_map(|g| g.runs.iter().map(move |r| (*r, g.input_count())))
-        .collect();
-    let only_runs: Vec<Run> = runs.iter().map(|(r, _)| *r).collect();
-    let mut rows = Vec::new();
-    let mut failures: Vec<Entry> = Vec::new();
-    for &fl in flags {
-        for &tier in tiers {
-            let hashes = fingerprints(fl, tier, &only_runs, threads)?;
-            let mut row = StatusRow {
-                flags: fl,
-                tier,
-                total: runs.len(),
-                proven: 0,
-                unproven: Vec::new(),
-                failed: Vec::new(),
-            };
-            for ((run, inputs), hash) in runs.iter().zip(&hashes) {
-                if ledger.fails(hash) {
-                    row.failed.push(*run);
-                    for e in ledger.lines_of(hash).filter(|e| !e.passed) {
-                        if !failures.contains(e) {
-                            failures.push(e.clone());
-                        }
-                    }
-                } else if ledger.proves(hash, *inputs) {
-                    row.proven += 1;
-                } else {
-                    row.unproven.push(*run);
-                }
-            }
-            rows.push(row);
-        }
-    }
-    Ok(Status {
-        rows,
-        failures,
-        list,
-        wide,
-    })
 }
 
 #[cfg(test)]

@@ -12,6 +12,8 @@
 //!   "the IR is wrong" from "the backend is wrong".
 //! - [`fuzz_targets`]: the logic of the cargo-fuzz harnesses (`fuzz/`), replayed on stable Rust
 //!   by the tests.
+//! - [`ledger`]: the exhaustive ledger (its file and the machine-code fingerprints), below the
+//!   sweeps; [`status`]: which runs of this build it proves, above both.
 //! - [`report`]: the generated `lowering-tables/REPORT.md`.
 #![deny(missing_docs)]
 
@@ -22,3 +24,4 @@ pub mod fuzz_targets;
 pub mod interp;
 pub mod ledger;
 pub mod report;
+pub mod status;
