@@ -231,7 +231,12 @@ fn is_dense_conversion(c: &Conversion, layout: Layout) -> bool {
 /// The vector recipe a conversion's kernel loops over, if it has one and the layout is dense.
 fn vector_block(request: &Request, layout: Layout, recipe: &Recipe) -> Option<EmitBlock> {
     match (request, recipe.body) {
-        (Request::Convert(c), Body::Vector(emit)) if is_dense_conversion(c, layout) => Some(emit),
+        (Request::Convert(c), Body::Vector(emit))
+            if is_dense_conversion(c, layout)
+                && crate::lower::edges::vector_recipes_serve(c.rules()) =>
+        {
+            Some(emit)
+        }
         _ => None,
     }
 }

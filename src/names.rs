@@ -7,7 +7,8 @@
 //! ```text
 //! request  = opencl | mangled
 //! opencl   = builtin ws* "(" ws* type ws* ")" ws*
-//! builtin  = "convert_" type ["_sat" | "_satsrc" | "_trap"] ["_rte" | "_rtz" | "_rtp" | "_rtn"]
+//! builtin  = "convert_" type ["_sat" | "_satsrc" | "_satmsb" | "_satsrcmsb" | "_trap"]
+//!            ["_rte" | "_rtz" | "_rtp" | "_rtn"]
 //!          | "as_" type
 //! type     = ("char" | "uchar" | "short" | "ushort" | "int" | "uint" | "long" | "ulong"
 //!             | "half" | "float" | "double") ["2" | "3" | "4" | "8" | "16"]
@@ -369,6 +370,14 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
                 "sat" => Modifier::Sat(Rules::OPENCL),
                 "satsrc" => Modifier::Sat(Rules::WGSL),
                 "trap" => Modifier::Sat(Rules::TRAPPING),
+                "satmsb" => Modifier::Sat(Rules {
+                    nan: crate::rules::NanToInteger::HighBit,
+                    ..Rules::OPENCL
+                }),
+                "satsrcmsb" => Modifier::Sat(Rules {
+                    nan: crate::rules::NanToInteger::HighBit,
+                    ..Rules::WGSL
+                }),
                 _ => match Rounding::from_name(token) {
                     Some(r) => Modifier::Round(r),
                     None => return Err(bad(format!("_{token}"), unknown_modifier(token, dst))),

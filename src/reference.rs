@@ -191,6 +191,8 @@ struct Params {
     /// True when the language leaves a NaN's conversion to an integer undefined although the
     /// conversion saturates (WGSL: "an indeterminate value").
     nan_undefined: bool,
+    /// What NaN gives into an integer (0, or PTX's `1 << (width - 1)`).
+    nan_bits: u64,
 }
 
 impl ElementConverter {
@@ -230,6 +232,11 @@ impl ElementConverter {
             saturate: conv.saturate(),
             round: apfloat_round(conv.effective_rounding(static_mode)),
             nan_undefined: conv.rules().out_of_range == OutOfRange::NearestInSource,
+            // PTX, "Integer Notes" of cvt: "1 << (BitWidth(dst) - 1)" where it is not zero.
+            nan_bits: match conv.rules().nan {
+                crate::rules::NanToInteger::HighBit => 1u64 << (dst.bits().max(1) - 1),
+                _ => 0,
+            },
         };
         let kernel: Kernel = if src == dst {
             identity
@@ -367,7 +374,7 @@ fn float_to_int<F: Format>(p: &Params, bits: u64) -> ElementResult {
     };
     match value {
         None => ElementResult {
-            bits: 0,
+            bits: p.nan_bits,
             implementation_defined: !p.saturate || p.nan_undefined,
         },
         Some(v) => {

@@ -115,7 +115,7 @@ pub enum RequestError {
         input: String,
     },
     /// `LANG:` names no language clconv reads.
-    #[error("unknown language `{prefix}:`: the languages are wgsl:, hlsl:, glsl:, msl:, rust: and wasm: (OpenCL C names have no prefix)")]
+    #[error("unknown language `{prefix}:`: the languages are wgsl:, hlsl:, glsl:, msl:, rust:, wasm:, ptx: and cuda: (OpenCL C names have no prefix)")]
     UnknownLanguage {
         /// The prefix as written.
         prefix: String,
@@ -323,14 +323,18 @@ impl Conversion {
 
 impl Conversion {
     /// Every conversion whose rules are not OpenCL's and give other results (after
-    /// [`Conversion::with_rules`]'s normalisation): WGSL's float -> integer clamp where it
-    /// differs from `_sat`, at every width and rounding: 360 with half, 240 without.
+    /// [`Conversion::with_rules`]'s normalisation), at every width and rounding: WGSL's float
+    /// -> integer clamp where it differs from `_sat` (360 with half, 240 without), and PTX's
+    /// NaN rule where it is not 0 (from double, and into long and ulong: 360 with half, 300
+    /// without). The trapping rules are not here: their kernels stop at a trap, which the
+    /// matrix's comparisons do not expect.
     ///
     /// ```
     /// use clconv::{Conversion, Extensions};
     /// let all = Conversion::beyond_opencl(Extensions::with_fp16());
-    /// assert_eq!(all.len(), 360);
+    /// assert_eq!(all.len(), 720);
     /// assert!(all.iter().any(|c| c.to_string() == "convert_int_satsrc(float)"));
+    /// assert!(all.iter().any(|c| c.to_string() == "convert_long_satmsb_rte(float)"));
     /// ```
     pub fn beyond_opencl(ext: Extensions) -> Vec<Conversion> {
         let mut out = Vec::new();
@@ -348,9 +352,11 @@ impl Conversion {
                         let Ok(c) = Conversion::new(s, d, true, rounding, ext) else {
                             continue;
                         };
-                        let c = c.with_rules(Rules::WGSL);
-                        if c.rules() != Rules::OPENCL {
-                            out.push(c);
+                        for rules in [Rules::WGSL, Rules::ptx(src, dst)] {
+                            let c = c.with_rules(rules);
+                            if c.rules() != Rules::OPENCL {
+                                out.push(c);
+                            }
                         }
                     }
                 }

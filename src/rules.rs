@@ -50,6 +50,9 @@ pub enum NanToInteger {
     /// The language traps (WebAssembly's `trunc`); the value is 0, as [`OutOfRange::Trap`]
     /// says.
     Trap,
+    /// `1 << (width - 1)`: the destination's MIN for a signed type, 2^(N-1) for an unsigned
+    /// one (PTX `cvt` from an `.f64` source or into a 64-bit destination).
+    HighBit,
 }
 
 /// The rules one conversion follows where languages differ.
@@ -94,6 +97,28 @@ impl Rules {
         out_of_range: OutOfRange::Trap,
         nan: NanToInteger::Trap,
     };
+
+    /// PTX `cvt`'s rules for a float `src` -> integer `dst` conversion: clamped, and NaN gives 0,
+    /// or `1 << (width - 1)` from an f64 source or into a 64-bit destination.
+    pub const fn ptx(src: ScalarType, dst: ScalarType) -> Rules {
+        let high_bit = matches!(src, ScalarType::Double) || dst.bits() == 64;
+        Rules {
+            out_of_range: OutOfRange::ClampToDestination,
+            nan: if high_bit {
+                NanToInteger::HighBit
+            } else {
+                NanToInteger::Zero
+            },
+        }
+    }
+
+    /// The bits a NaN converts to into `dst` (an integer type), unless the rules trap.
+    pub fn nan_bits(self, dst: ScalarType) -> u64 {
+        match self.nan {
+            NanToInteger::HighBit => 1u64 << (dst.bits() - 1),
+            NanToInteger::Zero | NanToInteger::Trap => 0,
+        }
+    }
 
     /// True when an input can trap under these rules.
     pub const fn traps(self) -> bool {
@@ -142,10 +167,12 @@ impl Rules {
     /// The modifier a name spells these rules with after the destination, in place of `_sat`
     /// (`convert_int_satsrc(float)`), or `None` for OpenCL's.
     pub const fn modifier(self) -> Option<&'static str> {
-        match self.out_of_range {
-            OutOfRange::ClampToDestination => None,
-            OutOfRange::NearestInSource => Some("_satsrc"),
-            OutOfRange::Trap => Some("_trap"),
+        match (self.out_of_range, self.nan) {
+            (OutOfRange::Trap, _) | (_, NanToInteger::Trap) => Some("_trap"),
+            (OutOfRange::ClampToDestination, NanToInteger::Zero) => None,
+            (OutOfRange::NearestInSource, NanToInteger::Zero) => Some("_satsrc"),
+            (OutOfRange::ClampToDestination, NanToInteger::HighBit) => Some("_satmsb"),
+            (OutOfRange::NearestInSource, NanToInteger::HighBit) => Some("_satsrcmsb"),
         }
     }
 }
@@ -160,6 +187,7 @@ impl fmt::Display for Rules {
         let nan = match self.nan {
             NanToInteger::Zero => "NaN -> 0",
             NanToInteger::Trap => "NaN traps",
+            NanToInteger::HighBit => "NaN -> 1 << (width - 1)",
         };
         write!(f, "out of range: {range}; {nan}")
     }

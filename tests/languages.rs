@@ -24,7 +24,7 @@ mod through_the_jit {
     macro_rules! le {
         ($($t:ty),*) => {$(impl Le for $t { fn le(self) -> Vec<u8> { self.to_le_bytes().to_vec() } })*};
     }
-    le!(f32, u32, i32, i8, f64, i64);
+    le!(f32, u32, i32, i8, f64, i64, u64);
     impl Le for Half {
         fn le(self) -> Vec<u8> {
             self.0.to_le_bytes().to_vec()
@@ -215,6 +215,23 @@ fn each_spelling_is_the_request_its_rules_make() {
         ("wasm:f32.demote_f64", "convert_float_rte(double)"),
         ("wasm:f64.promote_f32", "convert_double_rte(float)"),
         ("wasm:f64.reinterpret_i64", "as_double(long)"),
+        ("wasm:i32.trunc_f32_s", "convert_int_trap(float)"),
+        // PTX cvt: float -> integer clamps; NaN gives 0 but from f64 or into 64 bits.
+        ("ptx:cvt.rni.sat.s8.f32", "convert_char_sat_rte(float)"),
+        ("ptx:cvt.rzi.s32.f32", "convert_int_sat_rtz(float)"),
+        ("ptx:cvt.rzi.s64.f64", "convert_long_satmsb_rtz(double)"),
+        ("ptx:cvt.rmi.u32.f64", "convert_uint_satmsb_rtn(double)"),
+        ("ptx:cvt.rpi.u64.f16", "convert_ulong_satmsb_rtp(half)"),
+        ("ptx:cvt.rz.f16.f32", "convert_half_rtz(float)"),
+        ("ptx:cvt.rp.f32.s64", "convert_float_rtp(long)"),
+        ("ptx:cvt.f32.f16", "convert_float_rte(half)"),
+        ("ptx:cvt.s8.s32", "convert_char(int)"),
+        ("ptx:cvt.sat.u8.s32", "convert_uchar_sat(int)"),
+        ("cuda:__float2int_rn", "convert_int_sat_rte(float)"),
+        ("cuda:__double2float_ru", "convert_float_rtp(double)"),
+        ("cuda:__float2half_rz", "convert_half_rtz(float)"),
+        ("cuda:__half2float", "convert_float_rte(half)"),
+        ("cuda:__double2ll_rd", "convert_long_satmsb_rtn(double)"),
     ];
     for (spelling, canonical) in cases {
         assert_eq!(parse(spelling).to_string(), canonical, "{spelling}");
@@ -239,10 +256,14 @@ fn what_a_language_does_not_have_is_a_typed_error() {
         ("glsl:packHalf2x16(vec2)", "f16vec2(vec2)"),
         ("glsl:floatBitsToInt(ivec2)", "takes vec2 values"),
         ("msl:int(double)", "Metal has no double"),
-        ("cuda:int(float)", "unknown language"),
+        ("fortran:int(float)", "unknown language"),
+        ("cuda:int(float)", "not one of the conversion intrinsics"),
+        ("ptx:cvt.rn.relu.f16.f32", "`.relu`"),
+        ("ptx:cvt.rna.tf32.f32", "narrow float formats"),
+        ("ptx:cvt.sat.f32.f16", "[0.0, 1.0]"),
+        ("ptx:cvt.rn.s32.f32", ".rni, .rzi, .rmi or .rpi"),
         ("rust:f32 to i8", "expected `<type> as <type>`"),
         ("rust:f32 as i128", "128-bit"),
-        ("wasm:i32.trunc_f32_s", "trapping form"),
         ("wasm:i32.extend8_s", "sign-extends the low bits"),
         ("wasm:i32x4.trunc_sat_f32x4_s", "SIMD"),
     ] {

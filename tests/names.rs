@@ -36,8 +36,12 @@ fn round_trip_mangled_whole_matrix() {
 fn round_trip_builtins() {
     let builtins: BTreeSet<Builtin> = Request::all(FP16).iter().map(|r| r.builtin()).collect();
     // 11 destinations x 6 widths x (10 integer-destination choices, 5 float ones), plus 66 as_,
-    // plus `_satsrc` (WGSL's clamp) on the 6 integer destinations it moves: short ... ulong.
-    assert_eq!(builtins.len(), 8 * 6 * 10 + 3 * 6 * 5 + 66 + 6 * 6 * 5);
+    // plus `_satsrc` (WGSL's clamp) on the 6 integer destinations it moves: short ... ulong,
+    // and `_satmsb` (PTX's NaN rule) on all 8.
+    assert_eq!(
+        builtins.len(),
+        8 * 6 * 10 + 3 * 6 * 5 + 66 + 6 * 6 * 5 + 8 * 6 * 5
+    );
     for b in builtins {
         assert_eq!(Builtin::parse(&b.to_string(), FP16), Ok(b), "{b}");
     }

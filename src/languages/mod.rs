@@ -20,6 +20,7 @@
 mod glsl;
 mod hlsl;
 mod msl;
+mod ptx;
 mod rust;
 mod syntax;
 mod wasm;
@@ -45,17 +46,23 @@ pub enum Language {
     Rust,
     /// WebAssembly: the scalar conversion instructions, `i32.trunc_sat_f32_u`, ...
     Wasm,
+    /// PTX: `cvt` with its modifiers and types, `cvt.rni.sat.s8.f32`.
+    Ptx,
+    /// CUDA: the conversion intrinsics, `__float2int_rn`, as the `cvt` nvcc emits.
+    Cuda,
 }
 
 impl Language {
     /// Every language, in the order `clconv list` shows them.
-    pub const ALL: [Language; 6] = [
+    pub const ALL: [Language; 8] = [
         Language::Wgsl,
         Language::Hlsl,
         Language::Glsl,
         Language::Msl,
         Language::Rust,
         Language::Wasm,
+        Language::Ptx,
+        Language::Cuda,
     ];
 
     /// The prefix before the `:` (`wgsl`).
@@ -67,6 +74,8 @@ impl Language {
             Language::Msl => "msl",
             Language::Rust => "rust",
             Language::Wasm => "wasm",
+            Language::Ptx => "ptx",
+            Language::Cuda => "cuda",
         }
     }
 
@@ -89,6 +98,8 @@ impl Language {
             // Rust's casts are words: `f32 as i8` keeps its spaces.
             Language::Rust => rust::parse(expression),
             Language::Wasm => wasm::parse(&compact),
+            Language::Ptx => ptx::parse(&compact),
+            Language::Cuda => ptx::parse_cuda(&compact),
             Language::Wgsl => wgsl::parse(&compact),
             Language::Hlsl => hlsl::parse(&compact),
             Language::Glsl => glsl::parse(&compact),
@@ -113,9 +124,27 @@ impl Language {
     ) -> Result<crate::lower::ElementConversion, RequestError> {
         let rules = match self {
             Language::Rust => rust::RULES,
-            // WebAssembly's conversions are instructions, each with its own operand types;
-            // what `trunc_sat` and `convert` do is Rust's `as`.
+            // WebAssembly's, PTX's and CUDA's conversions are instructions with their own
+            // operand types; as constructors, `trunc_sat` and `convert` are Rust's `as`, and
+            // PTX's float -> integer NaN rule is its own.
             Language::Wasm => rust::RULES,
+            Language::Ptx | Language::Cuda => {
+                let mut c = construct(
+                    self,
+                    VectorType::scalar(from),
+                    VectorType::scalar(to),
+                    rust::RULES,
+                )?;
+                if let Request::Convert(conv) = &mut c {
+                    if from.is_float() && to.is_integer() {
+                        *conv = conv.with_rules(crate::rules::Rules::ptx(from, to));
+                    }
+                }
+                return match c {
+                    Request::Convert(c) => Ok(crate::lower::ElementConversion::of(&c)),
+                    Request::Reinterpret(_) => unreachable!("a constructor converts"),
+                };
+            }
             Language::Wgsl => wgsl::RULES,
             Language::Hlsl => hlsl::RULES,
             Language::Glsl => glsl::RULES,
@@ -149,6 +178,8 @@ impl Language {
             Language::Msl => msl::spellings(),
             Language::Rust => rust::spellings(),
             Language::Wasm => wasm::spellings(),
+            Language::Ptx => ptx::spellings(),
+            Language::Cuda => ptx::cuda_spellings().into_iter().map(|(n, _)| n).collect(),
         };
         written
             .into_iter()
@@ -169,6 +200,8 @@ impl fmt::Display for Language {
             Language::Msl => "Metal",
             Language::Rust => "Rust",
             Language::Wasm => "WebAssembly",
+            Language::Ptx => "PTX",
+            Language::Cuda => "CUDA",
         })
     }
 }

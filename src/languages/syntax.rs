@@ -55,6 +55,8 @@ pub(super) fn example(language: Language) -> &'static str {
         Language::Msl => "msl:static_cast<int4>(float4)",
         Language::Rust => "rust:f32 as i8",
         Language::Wasm => "wasm:i32.trunc_sat_f32_s",
+        Language::Ptx => "ptx:cvt.rni.s32.f32",
+        Language::Cuda => "cuda:__float2int_rn",
     }
 }
 

@@ -41,6 +41,36 @@ pub(crate) fn element(b: &mut FunctionBuilder, spec: &BlockSpec, y: Value) -> Va
     clamp(b, spec, ty, y, lo, hi, |b, bound| int_const(b, ty, bound))
 }
 
+/// `y`, one element of `spec`'s destination under its rules, given the source element `x` (half
+/// as I16 bits): the clamp of [`element`], then what NaN gives when the rules say other than 0
+/// (PTX's `1 << (width - 1)`): a select on the source being NaN.
+pub(crate) fn element_from(b: &mut FunctionBuilder, spec: &BlockSpec, x: Value, y: Value) -> Value {
+    use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+    let y = element(b, spec, y);
+    let nan_bits = spec.rules.nan_bits(spec.dst);
+    if nan_bits == 0 {
+        return y;
+    }
+    let is_nan = if spec.src == crate::types::ScalarType::Half {
+        // A half NaN's magnitude bits are above infinity's, 0x7c00.
+        let magnitude = b.ins().band_imm_u(x, 0x7fff);
+        b.ins()
+            .icmp_imm_u(IntCC::UnsignedGreaterThan, magnitude, 0x7c00)
+    } else {
+        b.ins().fcmp(FloatCC::Unordered, x, x)
+    };
+    let ty = element_type(spec.dst);
+    let c = int_const(b, ty, nan_bits as i128);
+    b.ins().select(is_nan, c, y)
+}
+
+/// True when the rules are the recipes' own up to a clamp of the result ([`block`]): a vector
+/// recipe serves them. Other NaN results (PTX's) need the source per lane: the per-element
+/// sequence ([`element_from`]) serves those.
+pub(crate) fn vector_recipes_serve(rules: crate::rules::Rules) -> bool {
+    !matches!(rules.nan, crate::rules::NanToInteger::HighBit)
+}
+
 /// `outputs`, one block of `spec`'s destination vectors as a recipe gave them, under `spec`'s
 /// rules; vectors of the destination's lanes.
 pub(crate) fn block(b: &mut FunctionBuilder, spec: &BlockSpec, outputs: Vec<Value>) -> Vec<Value> {

@@ -614,7 +614,7 @@ impl Lowering {
     /// The vector recipe the ISA's table picks for `conv`, if any.
     fn vector_recipe(&self, conv: &Conversion) -> Option<recipes::EmitBlock> {
         let target = self.target.as_ref()?;
-        if conv.src().elem == conv.dst().elem {
+        if conv.src().elem == conv.dst().elem || !edges::vector_recipes_serve(conv.rules()) {
             return None;
         }
         let row = target
@@ -848,7 +848,7 @@ pub(crate) fn emit_element(
                 rounding,
                 rules: conv.rules(),
             };
-            edges::element(b, &spec, y)
+            edges::element_from(b, &spec, x, y)
         }
         (false, true) => int_to_float::emit(b, src, dst, rounding, x),
         (true, true) => float_to_float::emit(b, src, dst, rounding, x),

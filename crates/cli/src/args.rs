@@ -21,7 +21,7 @@ clconv: OpenCL C conversions (convert_*, as_*) lowered to Cranelift and JIT-comp
 FUNCTION is any spelling of a conversion: OpenCL (convert_int4_sat_rte(float4)), mangled
 (_Z20convert_int4_sat_rteDv4_f), or a language's own, LANG:expression (wgsl:i32(f32),
 hlsl:int4(float4), glsl:ivec4(vec4), msl:static_cast<int4>(float4), 'rust:f32 as i8',
-wasm:i32.trunc_sat_f32_u).
+wasm:i32.trunc_sat_f32_u, ptx:cvt.rni.s32.f32, cuda:__float2int_rn).
 
 usage:
   clconv demo
@@ -70,7 +70,7 @@ usage:
       (--write: regenerate lowering-tables/REPORT.md).
   clconv list [FILTER] [--fp16]
       Print every request (canonical and mangled name) whose name contains FILTER. With a
-      language prefix (wgsl:, hlsl:, glsl:, msl:, rust:, wasm:), that language's spellings, each with
+      language prefix (wgsl:, hlsl:, glsl:, msl:, rust:, wasm:, ptx:, cuda:), its spellings, each with
       the request it is: clconv list wgsl:vec4.
   clconv spirv MODULE.spv [--fp16]
       Every conversion instruction and OpenCL.std half load or store of a SPIR-V module, in
@@ -88,7 +88,8 @@ as_float4(int4). FLAGS is an x86-64 flag set this machine runs: host (default), 
 half needs --fp16 (the cl_khr_fp16 extension) except in `check`, which covers the whole matrix.
 
 clconv help COMMAND (or clconv COMMAND --help): that command's options. clconv --version: the version.
-Exit status: 0 success, 1 mismatches found, 2 bad usage or input (one line on stderr).
+Exit status: 0 success, 1 mismatches found, 2 bad usage or input, 3 a conversion trapped
+(wasm:i32.trunc_f32_s on NaN, say); one line on stderr for 2 and 3.
 ";
 
 /// clconv: OpenCL C conversions (convert_*, as_*) lowered to Cranelift and JIT-compiled.

@@ -134,7 +134,7 @@ fn list(args: &args::ListArgs) -> Result<ExitCode, Usage> {
         let language = clconv::languages::Language::from_prefix(&prefix.to_ascii_lowercase())
             .ok_or_else(|| {
                 Usage(format!(
-                    "unknown language {}: the languages are wgsl:, hlsl:, glsl:, msl:, rust: and wasm:",
+                    "unknown language {}: the languages are wgsl:, hlsl:, glsl:, msl:, rust:, wasm:, ptx: and cuda:",
                     shown(prefix)
                 ))
             })?;

@@ -721,9 +721,8 @@ fn language_spellings_run_through_the_jit_and_the_reference() {
         assert!(err.contains("element 1, which is NaN"), "{args:?}: {err}");
     }
     // An unknown language is exit status 2 with one line saying which there are.
-    let out = clconv(&["run", "cuda:int(float)", "--values=1"]);
+    let out = clconv(&["run", "fortran:int(float)", "--values=1"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("wgsl:, hlsl:, glsl:, msl:, rust: and wasm:")
-    );
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("wgsl:, hlsl:, glsl:, msl:, rust:, wasm:, ptx: and cuda:"));
 }

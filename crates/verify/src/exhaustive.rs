@@ -75,7 +75,7 @@ use crate::check::{self, Rng};
 use clconv::jit::{Jit, JitError, Kernel, Threads, Tier, Tiering, X64Flags};
 use clconv::reference::ElementConverter;
 use clconv::request::{Conversion, Request};
-use clconv::rules::OutOfRange;
+use clconv::rules::{NanToInteger, OutOfRange};
 use clconv::types::{Extensions, Layout, Rounding, ScalarType, Width};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -144,6 +144,8 @@ pub struct FastConverter {
     /// float → integer: the range clamped to (the destination's, or under WGSL's rule the
     /// integers the source represents exactly).
     bounds: (i128, i128),
+    /// float → integer: what NaN gives (0, or PTX's top bit alone).
+    nan: u64,
 }
 
 /// A source element's exact value.
@@ -215,12 +217,18 @@ impl FastConverter {
             }
             _ => destination,
         };
+        // NaN's bits by this file's own reading of the rule: the destination's top bit alone.
+        let nan = match conv.rules().nan {
+            NanToInteger::HighBit if dst.is_integer() => 1u64 << (dst.bits() - 1),
+            _ => 0,
+        };
         FastConverter {
             src,
             dst,
             saturate,
             rounding,
             bounds,
+            nan,
         }
     }
 
@@ -277,6 +285,7 @@ impl FastConverter {
         let value = decode(self.src, bits);
         match float_format(self.dst) {
             Some((m, e)) => to_float(value, m, e, self.rounding),
+            None if matches!(value, Value::Nan { .. }) && self.src.is_float() => self.nan,
             None => to_int(
                 value,
                 self.dst,

@@ -1,0 +1,216 @@
+//! PTX: the `cvt` instruction by its modifiers and types (`ptx:cvt.rni.sat.s8.f32`,
+//! `ptx:cvt.rzi.s64.f64`, `ptx:cvt.rn.f16.f32`), and CUDA's conversion intrinsics
+//! (`cuda:__float2int_rn`, `cuda:__double2float_ru`, `cuda:__half2float`), which nvcc compiles
+//! to `cvt`.
+//!
+//! Rules (quoted with their sections in `docs/ptx.md`): a float -> integer `cvt` "is clamped to
+//! the destination range by default" and rounds by its integer rounding modifier (`.rni`,
+//! `.rzi`, `.rmi`, `.rpi`); NaN gives 0, except from an `.f64` source or into an `.s64`/`.u64`
+//! destination, where it gives `1 << (width - 1)` ([`crate::rules::NanToInteger::HighBit`], spelled
+//! `_satmsb`). Into floats the modifier is `.rn`, `.rz`, `.rm` or `.rp`. Integer -> integer
+//! truncates or extends, and clamps with `.sat`. The ISA calls the rounding modifier mandatory
+//! for float <-> integer and narrowing conversions; clconv reads a `cvt` without one with the
+//! ISA's examples' defaults (toward zero into integers, nearest-even into floats).
+//! Not read yet, each refused with a message that says so: `.ftz`, `.relu`, `.rna`,
+//! `.satfinite`, `.sat` on a float destination, and the packed and 8-bit float types.
+
+use super::syntax;
+use super::Language;
+use crate::request::{Conversion, Request, RequestError};
+use crate::rules::Rules;
+use crate::types::{Extensions, Rounding, ScalarType, VectorType};
+
+const TYPES: [(&str, ScalarType); 11] = [
+    ("s8", ScalarType::Char),
+    ("u8", ScalarType::UChar),
+    ("s16", ScalarType::Short),
+    ("u16", ScalarType::UShort),
+    ("s32", ScalarType::Int),
+    ("u32", ScalarType::UInt),
+    ("s64", ScalarType::Long),
+    ("u64", ScalarType::ULong),
+    ("f16", ScalarType::Half),
+    ("f32", ScalarType::Float),
+    ("f64", ScalarType::Double),
+];
+
+/// Parses `cvt.<modifiers>.<dtype>.<atype>`.
+pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
+    let bad = |why: String| syntax::error(Language::Ptx, text, why);
+    let mut parts: Vec<&str> = text.split('.').collect();
+    if parts.first() != Some(&"cvt") || parts.len() < 3 {
+        return Err(bad(
+            "expected `cvt{.rounding}{.sat}.<dtype>.<atype>`, e.g. `ptx:cvt.rni.sat.s8.f32`".into(),
+        ));
+    }
+    let atype = parts.pop().unwrap_or_default();
+    let dtype = parts.pop().unwrap_or_default();
+    let ty = |name: &str| {
+        TYPES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, t)| t)
+            .ok_or_else(|| {
+                let hint = match name {
+                    "bf16" | "tf32" | "e4m3x2" | "e5m2x2" | "f16x2" | "bf16x2" => {
+                        ": the packed and narrow float formats are not read yet"
+                    }
+                    _ => "",
+                };
+                bad(format!(
+                    "unknown type `.{name}`: cvt converts .s8 ... .u64, .f16, .f32 and .f64{hint}"
+                ))
+            })
+    };
+    let (dst, src) = (ty(dtype)?, ty(atype)?);
+    let mut rounding = None;
+    let mut integer_rounding = None;
+    let mut sat = false;
+    for &m in &parts[1..] {
+        match m {
+            "rni" | "rzi" | "rmi" | "rpi" => integer_rounding = Some(mode(&m[..2])),
+            "rn" | "rz" | "rm" | "rp" => rounding = Some(mode(m)),
+            "sat" => sat = true,
+            "ftz" | "relu" | "rna" | "satfinite" => {
+                return Err(bad(format!(
+                    "`.{m}` is a PTX rule clconv does not lower yet (it has no OpenCL \
+                     counterpart); drop it, or convert without it"
+                )))
+            }
+            other => return Err(bad(format!("unknown modifier `.{other}`"))),
+        }
+    }
+    let ext = Extensions::with_fp16();
+    let (s, d) = (VectorType::scalar(src), VectorType::scalar(dst));
+    let conversion = match (src.is_float(), dst.is_float()) {
+        (true, false) => {
+            if rounding.is_some() {
+                return Err(bad(
+                    "a float -> integer cvt rounds with .rni, .rzi, .rmi or .rpi".into(),
+                ));
+            }
+            Conversion::new(s, d, true, integer_rounding, ext)?.with_rules(Rules::ptx(src, dst))
+        }
+        (_, true) => {
+            if integer_rounding.is_some() && src.is_integer() {
+                return Err(bad(
+                    "an integer -> float cvt rounds with .rn, .rz, .rm or .rp".into(),
+                ));
+            }
+            if integer_rounding.is_some() {
+                return Err(bad(
+                    "`.rni` and friends on a float destination round to an integral float, \
+                     which is not a conversion clconv lowers"
+                        .into(),
+                ));
+            }
+            if sat {
+                return Err(bad(
+                    "`.sat` on a float destination clamps to [0.0, 1.0], a PTX rule clconv \
+                     does not lower yet"
+                        .into(),
+                ));
+            }
+            Conversion::new(s, d, false, Some(rounding.unwrap_or(Rounding::Rte)), ext)?
+        }
+        (false, false) => {
+            if rounding.is_some() || integer_rounding.is_some() {
+                return Err(bad(
+                    "an integer -> integer cvt takes no rounding modifier".into()
+                ));
+            }
+            Conversion::new(s, d, sat, None, ext)?
+        }
+    };
+    Ok(Request::Convert(conversion))
+}
+
+fn mode(m: &str) -> Rounding {
+    match m {
+        "rn" => Rounding::Rte,
+        "rz" => Rounding::Rtz,
+        "rm" => Rounding::Rtn,
+        _ => Rounding::Rtp,
+    }
+}
+
+pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
+    parse_cvt(text)
+}
+
+pub(super) fn spellings() -> Vec<String> {
+    let mut out = Vec::new();
+    for (d, dt) in TYPES {
+        for (a, at) in TYPES {
+            if d == a {
+                continue;
+            }
+            match (at.is_float(), dt.is_float()) {
+                (true, false) => {
+                    for m in ["rni", "rzi", "rmi", "rpi"] {
+                        out.push(format!("cvt.{m}.{d}.{a}"));
+                    }
+                }
+                (_, true) => {
+                    for m in ["rn", "rz", "rm", "rp"] {
+                        out.push(format!("cvt.{m}.{d}.{a}"));
+                    }
+                }
+                (false, false) => {
+                    out.push(format!("cvt.{d}.{a}"));
+                    out.push(format!("cvt.sat.{d}.{a}"));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// CUDA's conversion intrinsics: name, the `cvt` nvcc emits for it.
+pub(super) fn cuda_spellings() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let ints = [
+        ("int", "s32"),
+        ("uint", "u32"),
+        ("ll", "s64"),
+        ("ull", "u64"),
+    ];
+    let floats = [("float", "f32"), ("double", "f64")];
+    let modes = [("rn", "rn"), ("rz", "rz"), ("ru", "rp"), ("rd", "rm")];
+    for (f, ft) in floats {
+        for (i, it) in ints {
+            for (s, p) in modes {
+                out.push((format!("__{f}2{i}_{s}"), format!("cvt.{p}i.{it}.{ft}")));
+                out.push((format!("__{i}2{f}_{s}"), format!("cvt.{p}.{ft}.{it}")));
+            }
+        }
+    }
+    for (s, p) in modes {
+        out.push((format!("__double2float_{s}"), format!("cvt.{p}.f32.f64")));
+        out.push((format!("__float2half_{s}"), format!("cvt.{p}.f16.f32")));
+        out.push((format!("__double2half_{s}"), format!("cvt.{p}.f16.f64")));
+        for (i, it) in ints {
+            out.push((format!("__half2{i}_{s}"), format!("cvt.{p}i.{it}.f16")));
+            out.push((format!("__{i}2half_{s}"), format!("cvt.{p}.f16.{it}")));
+        }
+    }
+    out.push(("__half2float".into(), "cvt.f32.f16".into()));
+    out.push(("__float2half".into(), "cvt.rn.f16.f32".into()));
+    out.push(("__double2half".into(), "cvt.rn.f16.f64".into()));
+    out
+}
+
+/// Parses a CUDA intrinsic's name (`__float2int_rn`) as the `cvt` it compiles to.
+pub(super) fn parse_cuda(text: &str) -> Result<Request, RequestError> {
+    let name = text.strip_suffix("()").unwrap_or(text);
+    match cuda_spellings().into_iter().find(|(n, _)| n == name) {
+        Some((_, cvt)) => parse_cvt(&cvt),
+        None => Err(syntax::error(
+            Language::Cuda,
+            text,
+            "it is not one of the conversion intrinsics: e.g. `cuda:__float2int_rn`, \
+             `cuda:__double2float_ru`, `cuda:__float2half_rz`, `cuda:__half2float`"
+                .into(),
+        )),
+    }
+}
