@@ -149,6 +149,62 @@ impl Case for IntSatRteFromFloat {
     }
 }
 
+/// WGSL's `vec4<i32>(vec4<f32>)` (`convert_int4_satsrc(float4)`): the Rust loop a WGSL
+/// runtime writes, `as` then the clamp to 2147483520.
+struct WgslIntFromFloat;
+impl Case for WgslIntFromFloat {
+    type S = f32;
+    type D = i32;
+    const NAME: &'static str = "wgsl:vec4<i32>(vec4<f32>)";
+    #[inline(always)]
+    fn convert(x: f32) -> i32 {
+        (x as i32).min(2_147_483_520)
+    }
+    fn random(rng: &mut Rng) -> f32 {
+        random_f32(rng)
+    }
+    fn specials() -> Vec<f32> {
+        F32_SPECIALS.to_vec()
+    }
+}
+
+/// PTX's `cvt.rzi.s64.f64` (`convert_long_satmsb_rtz(double)`): NaN gives i64::MIN.
+struct PtxLongFromDouble;
+impl Case for PtxLongFromDouble {
+    type S = f64;
+    type D = i64;
+    const NAME: &'static str = "ptx:cvt.rzi.s64.f64";
+    #[inline(always)]
+    fn convert(x: f64) -> i64 {
+        if x.is_nan() {
+            i64::MIN
+        } else {
+            x as i64
+        }
+    }
+    fn random(rng: &mut Rng) -> f64 {
+        let r = rng.next();
+        if r & 7 == 0 {
+            f64::from_bits(rng.next())
+        } else {
+            // Magnitudes around the i64 range, both signs.
+            let exp = 1023 + (r >> 52) % 70;
+            f64::from_bits((r & (1 << 63)) | (exp << 52) | (rng.next() >> 12))
+        }
+    }
+    fn specials() -> Vec<f64> {
+        vec![
+            f64::NAN,
+            -f64::NAN,
+            f64::INFINITY,
+            9.3e18,
+            -9.3e18,
+            -0.5,
+            0.0,
+        ]
+    }
+}
+
 /// `convert_uchar4_sat_rte(float4)`.
 struct UCharSatRteFromFloat;
 impl Case for UCharSatRteFromFloat {
@@ -1772,6 +1828,8 @@ fn main() {
         bench_case::<UCharSatFromShort>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
         bench_case::<CharFromInt>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
         bench_case::<FloatRtnFromULong>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<WgslIntFromFloat>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<PtxLongFromDouble>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
     }
     c.final_summary();
 
