@@ -300,3 +300,36 @@ fn every_listed_spelling_parses() {
         }
     }
 }
+
+/// Random text after every prefix (and some near-misses) is a request or a typed error, never
+/// a panic: the front ends slice only what they have checked.
+#[test]
+fn random_text_never_panics() {
+    let alphabet: &[u8] = b"()<>,.:_ abcdefghijklmnopqrstuvwxyz0123456789vecfiuhs";
+    let prefixes = [
+        "wgsl:", "hlsl:", "glsl:", "msl:", "rust:", "wasm:", "ptx:", "cuda:", "WGSL:", ":", "x:",
+    ];
+    let mut x = 0x853c_49e6_748f_ea9bu64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for i in 0..40_000 {
+        let len = (next() % 24) as usize;
+        let mut text = String::from(prefixes[i % prefixes.len()]);
+        for _ in 0..len {
+            text.push(alphabet[(next() % alphabet.len() as u64) as usize] as char);
+        }
+        let _ = Request::parse(&text, Extensions::default());
+    }
+    // And every listed spelling cut at every byte.
+    for language in Language::ALL {
+        for (spelling, _) in language.spellings().iter().step_by(7) {
+            for cut in 0..spelling.len() {
+                let _ = Request::parse(&spelling[..cut], Extensions::default());
+            }
+        }
+    }
+}
