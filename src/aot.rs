@@ -1046,17 +1046,17 @@ fn describe_vector(ty: crate::types::VectorType, layout: Layout) -> String {
     };
     format!(
         "{stride} {elem}{} element{}{padding}, {bytes} byte{} each",
-        if ty.elem == ScalarType::Half {
-            " (half bits)"
+        if ty.elem.is_small_float() {
+            format!(" ({} bits)", ty.elem)
         } else {
-            ""
+            String::new()
         },
         if stride == 1 { "" } else { "s" },
         if bytes == 1 { "" } else { "s" }
     )
 }
 
-/// The C type of one element (`half`: its bits).
+/// The C type of one element (`half`, `bfloat` and the 8-bit floats: their bits).
 fn c_type(t: ScalarType) -> &'static str {
     match t {
         ScalarType::Char => "int8_t",
@@ -1067,8 +1067,9 @@ fn c_type(t: ScalarType) -> &'static str {
         ScalarType::UInt => "uint32_t",
         ScalarType::Long => "int64_t",
         ScalarType::ULong => "uint64_t",
-        ScalarType::Half => "uint16_t",
+        ScalarType::Half | ScalarType::BFloat => "uint16_t",
         ScalarType::Float => "float",
         ScalarType::Double => "double",
+        ScalarType::Fp8E4M3 | ScalarType::Fp8E5M2 => "uint8_t",
     }
 }

@@ -1257,8 +1257,9 @@ impl Kernel {
             request.dst().elem,
             &request,
         )?;
-        // SAFETY: `Element` is sealed and implemented only for integers, floats and `Half`
-        // (`repr(transparent)` over u16): no padding, and every byte pattern is a valid value,
+        // SAFETY: `Element` is sealed and implemented only for integers, floats, and `Half`,
+        // `BFloat`, `Fp8E4M3`, `Fp8E5M2` (`repr(transparent)` over u16 or u8): no padding, and
+        // every byte pattern is a valid value,
         // so their memory may be viewed, and written, as bytes of the same length.
         let (src, dst) = unsafe {
             (
@@ -1519,13 +1520,52 @@ fn check_element(
 #[repr(transparent)]
 pub struct Half(pub u16);
 
+/// A bfloat16 value as its bits (`bfloat`: the upper half of a float's).
+///
+/// ```
+/// use clconv::jit::{BFloat, Jit};
+/// let k = Jit::new().unwrap().compile("convert_bfloat2(float2)").unwrap();
+/// let mut out = [BFloat(0); 2];
+/// k.run(&[1.0f32, 3.0e38], &mut out).unwrap();
+/// assert_eq!(out, [BFloat(0x3f80), BFloat(0x7f62)]);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct BFloat(pub u16);
+
+/// An OCP 8-bit E4M3 value as its bits (`fp8e4m3`).
+///
+/// ```
+/// use clconv::jit::{Fp8E4M3, Jit};
+/// let k = Jit::new().unwrap().compile("convert_fp8e4m3x2_sat(float2)").unwrap();
+/// let mut out = [Fp8E4M3(0); 2];
+/// k.run(&[1.0f32, 1000.0], &mut out).unwrap();
+/// assert_eq!(out, [Fp8E4M3(0x38), Fp8E4M3(0x7e)]); // 1.0, and 448 (saturated)
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct Fp8E4M3(pub u8);
+
+/// An OCP 8-bit E5M2 value as its bits (`fp8e5m2`).
+///
+/// ```
+/// use clconv::jit::{Fp8E5M2, Jit};
+/// let k = Jit::new().unwrap().compile("convert_fp8e5m2x2(float2)").unwrap();
+/// let mut out = [Fp8E5M2(0); 2];
+/// k.run(&[1.0f32, 1.0e6], &mut out).unwrap();
+/// assert_eq!(out, [Fp8E5M2(0x3c), Fp8E5M2(0x7c)]); // 1.0, and infinity
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct Fp8E5M2(pub u8);
+
 mod sealed {
     pub trait Sealed {}
 }
 
 /// A Rust type that holds one OpenCL element in a batch buffer.
 ///
-/// Implemented for `i8`..`u64`, `f32`, `f64` and [`Half`].
+/// Implemented for `i8`..`u64`, `f32`, `f64`, [`Half`], [`BFloat`], [`Fp8E4M3`] and [`Fp8E5M2`].
 pub trait Element: Copy + sealed::Sealed + 'static {
     /// The OpenCL type it holds.
     const TYPE: ScalarType;
@@ -1541,7 +1581,8 @@ macro_rules! element {
 }
 
 element!(i8 => Char, u8 => UChar, i16 => Short, u16 => UShort, i32 => Int, u32 => UInt,
-    i64 => Long, u64 => ULong, Half => Half, f32 => Float, f64 => Double);
+    i64 => Long, u64 => ULong, Half => Half, f32 => Float, f64 => Double, BFloat => BFloat,
+    Fp8E4M3 => Fp8E4M3, Fp8E5M2 => Fp8E5M2);
 
 #[cfg(test)]
 mod tests {

@@ -198,6 +198,9 @@ fn parse_opencl(input: &str, ext: Extensions) -> Result<Request, RequestError> {
         return Err(no_name(input));
     }
     let name = &input[..name_end];
+    if let Some(rewritten) = intel_bfloat16(input, name)? {
+        return parse_opencl(&rewritten, ext);
+    }
     let builtin = parse_builtin(name, &Ctx::new(input, 0, ext))?;
     // Only built for an error message: the happy path should not pay for it.
     let example = || example_request(builtin);
@@ -282,6 +285,63 @@ fn parse_opencl(input: &str, ext: Extensions) -> Result<Request, RequestError> {
         ));
     }
     builtin.with_source(src, ext)
+}
+
+/// `cl_intel_bfloat16_conversions`' functions, as the clconv requests they are:
+/// `intel_convert_bfloat16<n>_as_ushort<n>(float<n>)` is `convert_bfloat<n>_rte(float<n>)` ("the
+/// only supported rounding mode is implicitly round-to-nearest-even"; the ushort holds the
+/// bfloat16's bits, which is how clconv holds a bfloat), and
+/// `intel_convert_as_bfloat16<n>_float<n>(ushort<n>)` is `convert_float<n>(bfloat<n>)`. Returns
+/// the input rewritten into those spellings, or `None` for other names.
+fn intel_bfloat16(input: &str, name: &str) -> Result<Option<String>, RequestError> {
+    let Some(rest) = name.strip_prefix("intel_convert_") else {
+        return Ok(None);
+    };
+    let unknown = || RequestError::BadModifier {
+        modifier: shorten(name),
+        input: shorten(input),
+        why: "cl_intel_bfloat16_conversions has intel_convert_bfloat16_as_ushort(float) and \
+              intel_convert_as_bfloat16_float(ushort), with the width after each type \
+              (intel_convert_bfloat164_as_ushort4(float4))"
+            .into(),
+    };
+    let width_then = |text: &str, tail: &str| -> Option<(String, String)> {
+        let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+        let (w, after) = text.split_at(digits);
+        let w2 = after.strip_prefix(tail)?;
+        (parse_width(w).is_some() && w == w2).then(|| (w.to_string(), w2.to_string()))
+    };
+    let args = &input[name.len()..];
+    if let Some(text) = rest.strip_prefix("bfloat16") {
+        let (w, _) = width_then(text, "_as_ushort").ok_or_else(unknown)?;
+        let open = args.find('(').map_or(args.len(), |i| i + 1);
+        if !args[open..].trim_start().starts_with("float") {
+            return Err(RequestError::BadModifier {
+                modifier: shorten(name),
+                input: shorten(input),
+                why: format!("intel_convert_bfloat16{w}_as_ushort{w} converts float{w}: write `{name}(float{w})`"),
+            });
+        }
+        return Ok(Some(format!("convert_bfloat{w}_rte{args}")));
+    }
+    if let Some(text) = rest.strip_prefix("as_bfloat16") {
+        let (w, _) = width_then(text, "_float").ok_or_else(unknown)?;
+        let open = args.find('(').map_or(args.len(), |i| i + 1);
+        let (head, arg) = args.split_at(open);
+        let arg = arg.trim_start();
+        let Some(after) = arg.strip_prefix("ushort") else {
+            return Err(RequestError::BadModifier {
+                modifier: shorten(name),
+                input: shorten(input),
+                why: format!(
+                    "intel_convert_as_bfloat16{w}_float{w} takes the bfloat16 bits as \
+                     ushort{w}: write `{name}(ushort{w})`"
+                ),
+            });
+        };
+        return Ok(Some(format!("convert_float{w}{head}bfloat{after}")));
+    }
+    Err(unknown())
 }
 
 /// The error for input that does not start with a name at all.
@@ -393,10 +453,20 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
         Modifier::Round(_) => None,
     });
     let saturate = sat_rules.is_some();
-    if saturate && dst.elem.is_float() {
+    if saturate && dst.elem.is_float() && !dst.elem.is_beyond_opencl() {
         return Err(RequestError::SatOnFloat { dst });
     }
     let rules = sat_rules.unwrap_or(Rules::OPENCL);
+    if dst.elem.is_float() && rules != Rules::OPENCL {
+        return Err(RequestError::BadModifier {
+            modifier: rules.modifier().unwrap_or("_sat").to_string(),
+            input: ctx.echo(),
+            why: format!(
+                "{dst} is floating-point: it takes `_sat` (the largest finite value for what lies \
+                 beyond it), not the float -> integer rules"
+            ),
+        });
+    }
     let first_rounding = modifiers.iter().find_map(|m| match *m {
         Modifier::Round(r) => Some(r),
         Modifier::Sat(_) => None,
@@ -498,6 +568,30 @@ fn c_type_suffix(rest: &str) -> usize {
 /// Parses a type as written: `float`, `uchar4`. `text` is the whole token (letters, digits and
 /// possibly `_`); anything but a known type followed by a legal width is an error.
 fn parse_type(text: &str, ctx: &Ctx) -> Result<VectorType, RequestError> {
+    // The 8-bit floats' names end in a digit: their width follows an `x` (`fp8e4m3x4`).
+    if let Some(elem) = ScalarType::ALL
+        .into_iter()
+        .filter(|t| t.name().ends_with(|c: char| c.is_ascii_digit()))
+        .find(|t| text.starts_with(t.name()))
+    {
+        let rest = &text[elem.name().len()..];
+        let width = match rest.strip_prefix('x') {
+            None if rest.is_empty() => Some(Width::W1),
+            Some(digits) if !digits.is_empty() => parse_width(digits),
+            _ => None,
+        };
+        return match width {
+            Some(width) => Ok(VectorType::new(elem, width)),
+            None => Err(RequestError::UnknownType {
+                name: shorten(text),
+                input: ctx.echo(),
+                hint: format!(
+                    "; `{elem}` vectors put the width after an `x`, since the name ends in a \
+                     digit: `{elem}x2`, `{elem}x3`, `{elem}x4`, `{elem}x8` or `{elem}x16`"
+                ),
+            }),
+        };
+    }
     let letters = text.bytes().take_while(u8::is_ascii_alphabetic).count();
     let (elem_name, digits) = text.split_at(letters);
     let elem = match ScalarType::from_name(elem_name) {

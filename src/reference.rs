@@ -68,7 +68,7 @@ use crate::buffer::{self, BufferError};
 use crate::request::{Conversion, Reinterpretation, Request};
 use crate::rules::OutOfRange;
 use crate::types::{Layout, Rounding, ScalarType};
-use rustc_apfloat::ieee::{Double, Half, Single};
+use rustc_apfloat::ieee::{BFloat, Double, Float8E4M3FN, Float8E5M2, Half, Single};
 use rustc_apfloat::{Float, FloatConvert, Round};
 
 /// The result of converting one element.
@@ -144,11 +144,7 @@ pub fn traps(conv: &Conversion, static_mode: Rounding, src_bits: u64) -> bool {
         let top = F::from_i128_r(max + 1, Round::NearestTiesToEven).value;
         t < lo || t >= top
     }
-    match src {
-        ScalarType::Half => outside::<Half>(bits, round, min, max),
-        ScalarType::Float => outside::<Single>(bits, round, min, max),
-        _ => outside::<Double>(bits, round, min, max),
-    }
+    for_format!(src, F => outside::<F>(bits, round, min, max))
 }
 
 /// One conversion's per-element function, chosen once: what an exhaustive sweep should call in
@@ -216,10 +212,10 @@ impl ElementConverter {
     pub fn new(conv: &Conversion, static_mode: Rounding) -> ElementConverter {
         let src = conv.src().elem;
         let dst = conv.dst().elem;
-        let (min, max) = match (conv.rules().out_of_range, src) {
-            (OutOfRange::NearestInSource, ScalarType::Half) => nearest_in_source::<Half>(dst),
-            (OutOfRange::NearestInSource, ScalarType::Float) => nearest_in_source::<Single>(dst),
-            (OutOfRange::NearestInSource, ScalarType::Double) => nearest_in_source::<Double>(dst),
+        let (min, max) = match conv.rules().out_of_range {
+            OutOfRange::NearestInSource if src.is_float() && dst.is_integer() => {
+                for_format!(src, F => nearest_in_source::<F>(dst))
+            }
             _ => (dst.int_min().unwrap_or(0), dst.int_max().unwrap_or(0)),
         };
         let params = Params {
@@ -243,24 +239,11 @@ impl ElementConverter {
         } else {
             match (src.is_float(), dst.is_float()) {
                 (false, false) => int_to_int,
-                (true, false) => match src {
-                    ScalarType::Half => float_to_int::<Half>,
-                    ScalarType::Float => float_to_int::<Single>,
-                    _ => float_to_int::<Double>,
-                },
-                (false, true) => match dst {
-                    ScalarType::Half => int_to_float::<Half>,
-                    ScalarType::Float => int_to_float::<Single>,
-                    _ => int_to_float::<Double>,
-                },
-                (true, true) => match (src, dst) {
-                    (ScalarType::Half, ScalarType::Float) => float_to_float::<Half, Single>,
-                    (ScalarType::Half, _) => float_to_float::<Half, Double>,
-                    (ScalarType::Float, ScalarType::Half) => float_to_float::<Single, Half>,
-                    (ScalarType::Float, _) => float_to_float::<Single, Double>,
-                    (_, ScalarType::Half) => float_to_float::<Double, Half>,
-                    _ => float_to_float::<Double, Single>,
-                },
+                (true, false) => for_format!(src, F => float_to_int::<F> as Kernel),
+                (false, true) => for_format!(dst, F => int_to_float::<F> as Kernel),
+                (true, true) => {
+                    for_format!(src, S => for_format!(dst, T => float_to_float::<S, T> as Kernel))
+                }
             }
         };
         ElementConverter { kernel, params }
@@ -319,13 +302,100 @@ impl Params {
     }
 }
 
-/// The three IEEE formats, with the field widths the bit-level NaN rule needs.
-trait Format: Float + FloatConvert<Half> + FloatConvert<Single> + FloatConvert<Double> {
+/// Calls `$body` with the type parameter `$f` bound to the soft-float format of the floating
+/// type `$t` (an expression of type `ScalarType`).
+macro_rules! for_format {
+    ($t:expr, $f:ident => $body:expr) => {
+        match $t {
+            ScalarType::Half => {
+                type $f = Half;
+                $body
+            }
+            ScalarType::Float => {
+                type $f = Single;
+                $body
+            }
+            ScalarType::BFloat => {
+                type $f = BFloat;
+                $body
+            }
+            ScalarType::Fp8E4M3 => {
+                type $f = Float8E4M3FN;
+                $body
+            }
+            ScalarType::Fp8E5M2 => {
+                type $f = Float8E5M2;
+                $body
+            }
+            _ => {
+                type $f = Double;
+                $body
+            }
+        }
+    };
+}
+use for_format;
+
+/// The floating formats, with the field widths the bit-level NaN rule needs.
+///
+/// The formats are those of their definitions: IEEE-754 binary16, binary32 and binary64;
+/// bfloat16 (binary32's sign and exponent, 7 fraction bits; "not an IEEE kind but uses the same
+/// semantics", as rustc_apfloat puts it); the OCP 8-bit formats ("OCP 8-bit Floating Point
+/// Specification (OFP8)", rev. 1.0, section 5.1): E5M2 follows IEEE-754's conventions
+/// (infinities S.11111.00, NaNs S.11111.{01,10,11}); E4M3 has no infinities and its only NaNs
+/// are S.1111.111, so exponent 1111 with the other fractions holds normal numbers (up to 448).
+trait Format:
+    Float
+    + FloatConvert<Half>
+    + FloatConvert<Single>
+    + FloatConvert<Double>
+    + FloatConvert<BFloat>
+    + FloatConvert<Float8E4M3FN>
+    + FloatConvert<Float8E5M2>
+{
     const WIDTH: u32;
     const MANTISSA_BITS: u32;
+    /// E4M3: no infinity, one NaN per sign (all exponent and fraction bits set).
+    const NAN_ONLY: bool = false;
     const EXP_MASK: u64 = mask(Self::WIDTH - 1 - Self::MANTISSA_BITS);
     const BIAS: u64 = Self::EXP_MASK >> 1;
     const MANTISSA_MASK: u64 = mask(Self::MANTISSA_BITS);
+    /// The magnitude bits: all but the sign.
+    const MAGNITUDE_MASK: u64 = mask(Self::WIDTH - 1);
+    /// The largest finite magnitude's bits.
+    const MAX_FINITE: u64 = if Self::NAN_ONLY {
+        Self::MAGNITUDE_MASK - 1
+    } else {
+        (Self::EXP_MASK << Self::MANTISSA_BITS) - 1
+    };
+
+    fn is_nan_bits(bits: u64) -> bool {
+        if Self::NAN_ONLY {
+            bits & Self::MAGNITUDE_MASK == Self::MAGNITUDE_MASK
+        } else {
+            bits & Self::MAGNITUDE_MASK > Self::EXP_MASK << Self::MANTISSA_BITS
+        }
+    }
+
+    fn is_infinite_bits(bits: u64) -> bool {
+        !Self::NAN_ONLY && bits & Self::MAGNITUDE_MASK == Self::EXP_MASK << Self::MANTISSA_BITS
+    }
+}
+
+impl Format for BFloat {
+    const WIDTH: u32 = 16;
+    const MANTISSA_BITS: u32 = 7;
+}
+
+impl Format for Float8E4M3FN {
+    const WIDTH: u32 = 8;
+    const MANTISSA_BITS: u32 = 3;
+    const NAN_ONLY: bool = true;
+}
+
+impl Format for Float8E5M2 {
+    const WIDTH: u32 = 8;
+    const MANTISSA_BITS: u32 = 2;
 }
 
 impl Format for Half {
@@ -357,10 +427,10 @@ fn int_to_int(p: &Params, bits: u64) -> ElementResult {
 fn float_to_int<F: Format>(p: &Params, bits: u64) -> ElementResult {
     let exp = (bits >> F::MANTISSA_BITS) & F::EXP_MASK;
     let negative = bits >> (F::WIDTH - 1) != 0;
-    let value = if exp == F::EXP_MASK && bits & F::MANTISSA_MASK != 0 {
+    let value = if F::is_nan_bits(bits) {
         // NaN: defined as 0 here, not taken from the soft-float, whose choice is its own.
         None
-    } else if exp == F::EXP_MASK || exp >= F::BIAS + 64 {
+    } else if F::is_infinite_bits(bits) || exp >= F::BIAS + 64 {
         // Infinite or |x| >= 2^64 is beyond every destination: saturate by sign. Deciding
         // this before converting keeps the soft-float call within i128, where it is exact.
         Some(if negative { i128::MIN } else { i128::MAX })
@@ -407,25 +477,129 @@ fn int_to_float<F: Format>(p: &Params, bits: u64) -> ElementResult {
     let v = p.int_value(bits);
     // from_i128_r rounds the magnitude with the mirrored mode for negatives, which is exactly
     // IEEE's directed rounding; 0 goes through the positive path and gives +0.0.
-    defined(F::from_i128_r(v, p.round).value.to_bits() as u64)
+    if F::NAN_ONLY {
+        let magnitude = Double::from_u128_r(v.unsigned_abs(), Round::NearestTiesToEven).value;
+        if let Some(bits) = nan_only_beyond::<F>(p, v < 0, magnitude) {
+            return defined(bits);
+        }
+    }
+    let r = F::from_i128_r(v, p.round).value.to_bits() as u64;
+    defined(overflow_rule::<F>(p, v < 0, false, r))
 }
 
 fn float_to_float<S: Format + FloatConvert<T>, T: Format>(p: &Params, bits: u64) -> ElementResult {
-    let exp = (bits >> S::MANTISSA_BITS) & S::EXP_MASK;
-    let mantissa = bits & S::MANTISSA_MASK;
-    if exp == S::EXP_MASK && mantissa != 0 {
+    if S::is_nan_bits(bits) {
         return defined(nan_to::<S, T>(bits));
     }
+    let negative = bits >> (S::WIDTH - 1) != 0;
     let mut loses_info = false;
-    let r: T = S::from_bits(u128::from(bits))
-        .convert_r(p.round, &mut loses_info)
-        .value;
-    defined(r.to_bits() as u64)
+    let x = S::from_bits(u128::from(bits));
+    if T::NAN_ONLY && !S::is_infinite_bits(bits) {
+        let magnitude: Double = x
+            .abs()
+            .convert_r(Round::NearestTiesToEven, &mut loses_info)
+            .value;
+        if let Some(bits) = nan_only_beyond::<T>(p, negative, magnitude) {
+            return defined(bits);
+        }
+    }
+    let r: T = x.convert_r(p.round, &mut loses_info).value;
+    defined(overflow_rule::<T>(
+        p,
+        negative,
+        S::is_infinite_bits(bits),
+        r.to_bits() as u64,
+    ))
 }
 
-/// The NaN rule of the module documentation, on the bits.
+/// A non-NaN value's result `r` in the float format `T`, after the rules that the formats
+/// beyond OpenCL add to IEEE-754's rounding:
+///
+/// - E4M3 has no infinity: where IEEE-754 rounding gives one (an overflow rounded away from
+///   zero, or an infinite source), the result is the NaN of the value's sign, S.1111.111
+///   (OFP8 rev. 1.0, 5.2: without saturation, values beyond the range "are converted to NaN");
+///   where IEEE-754 gives the largest finite value (an overflow rounded toward zero: rtz, rtp of
+///   a negative value, rtn of a positive one), that value. OFP8 defines nearest-even only; the
+///   directed modes follow IEEE-754 7.4 here, as for the other formats. (The soft-float gives
+///   E4M3's NaN for some of these, so the rule is applied on its result's bits.)
+/// - `_sat` (`p.saturate`, legal only for bfloat, fp8e4m3 and fp8e5m2 destinations): anything
+///   beyond the largest finite magnitude, an infinite source included, gives the largest
+///   finite value of its sign (SPV_EXT_float8's `SaturatedToLargestFloat8NormalConversionEXT`:
+///   "out-of-range values and infinity are converted to largest representable finite value";
+///   PTX `cvt .satfinite`). Where the mode rounds an overflow toward zero it is that value
+///   already.
+fn overflow_rule<T: Format>(p: &Params, negative: bool, infinite_source: bool, r: u64) -> u64 {
+    let sign = u64::from(negative) << (T::WIDTH - 1);
+    let beyond = T::is_infinite_bits(r) || T::is_nan_bits(r);
+    if !beyond {
+        return r;
+    }
+    if p.saturate {
+        return sign | T::MAX_FINITE;
+    }
+    if !T::NAN_ONLY {
+        return r;
+    }
+    let toward_zero = match p.round {
+        Round::TowardZero => true,
+        Round::TowardPositive => negative,
+        Round::TowardNegative => !negative,
+        _ => false,
+    };
+    if toward_zero && !infinite_source {
+        sign | T::MAX_FINITE
+    } else {
+        sign | T::MAGNITUDE_MASK
+    }
+}
+
+/// E4M3 beyond its largest finite magnitude `M` (448), from IEEE-754's rounding with an
+/// unbounded exponent: the value rounds to `M` or to `M + ulp` (480, which E4M3 lacks) or
+/// beyond. Toward zero (rtz, rtp of a negative value, rtn of a positive one) it is `M`; away
+/// from zero, beyond `M`: NaN; to nearest, `M` up to the halfway point `M + ulp / 2` (464,
+/// a tie to even: `M`'s fraction 110 is even) and NaN past it; `_sat`: `M`. `None` for
+/// magnitudes up to `M` (the soft-float's rounding is IEEE-754's there). `magnitude` is the
+/// source's magnitude, exact in double (or rounded to nearest, for integers beyond 2^53, far
+/// beyond `M`).
+fn nan_only_beyond<T: Format>(p: &Params, negative: bool, magnitude: Double) -> Option<u64> {
+    let mut loses_info = false;
+    let mut to_double = |bits: u64| -> Double {
+        T::from_bits(u128::from(bits))
+            .convert_r(Round::NearestTiesToEven, &mut loses_info)
+            .value
+    };
+    let max = to_double(T::MAX_FINITE);
+    if magnitude <= max {
+        return None;
+    }
+    let below = to_double(T::MAX_FINITE - 1);
+    let halfway = (max
+        + (max - below)
+            .value
+            .div_r(Double::from_u128(2).value, Round::NearestTiesToEven)
+            .value)
+        .value;
+    let sign = u64::from(negative) << (T::WIDTH - 1);
+    let toward_zero = match p.round {
+        Round::TowardZero => true,
+        Round::TowardPositive => negative,
+        Round::TowardNegative => !negative,
+        _ => magnitude <= halfway,
+    };
+    Some(if p.saturate || toward_zero {
+        sign | T::MAX_FINITE
+    } else {
+        sign | T::MAGNITUDE_MASK
+    })
+}
+
+/// The NaN rule of the module documentation, on the bits. E4M3's only NaN is S.1111.111: a
+/// NaN into E4M3 keeps its sign alone; E4M3's NaN into another format has the fraction 111.
 fn nan_to<S: Format, T: Format>(bits: u64) -> u64 {
     let sign = bits >> (S::WIDTH - 1);
+    if T::NAN_ONLY {
+        return (sign << (T::WIDTH - 1)) | T::MAGNITUDE_MASK;
+    }
     let mantissa = bits & S::MANTISSA_MASK;
     let payload = if S::MANTISSA_BITS >= T::MANTISSA_BITS {
         mantissa >> (S::MANTISSA_BITS - T::MANTISSA_BITS)

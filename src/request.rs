@@ -53,7 +53,7 @@ pub enum RequestError {
         why: String,
     },
     /// An unknown type name (e.g. `bool`, `size_t`, `int5` split wrongly).
-    #[error("unknown type `{name}` in {input:?}: the convertible types are char, uchar, short, ushort, int, uint, long, ulong, float, double and half (with cl_khr_fp16){hint}")]
+    #[error("unknown type `{name}` in {input:?}: the convertible types are char, uchar, short, ushort, int, uint, long, ulong, float, double, half (with cl_khr_fp16), bfloat, fp8e4m3 and fp8e5m2{hint}")]
     UnknownType {
         /// The type as written.
         name: String,
@@ -174,7 +174,9 @@ impl Conversion {
     ) -> Result<Conversion, RequestError> {
         check_half(src, ext)?;
         check_half(dst, ext)?;
-        if saturate && dst.elem.is_float() {
+        // `_sat` into bfloat and the 8-bit floats saturates to the largest finite value (see
+        // `ScalarType::is_beyond_opencl`); OpenCL's float destinations have no `_sat`.
+        if saturate && dst.elem.is_float() && !dst.elem.is_beyond_opencl() {
             return Err(RequestError::SatOnFloat { dst });
         }
         if src.width != dst.width {
@@ -295,7 +297,7 @@ impl Conversion {
         for &dst in &types {
             for &src in &types {
                 for width in Width::ALL {
-                    let sats: &[bool] = if dst.is_float() {
+                    let sats: &[bool] = if dst.is_float() && !dst.is_beyond_opencl() {
                         &[false]
                     } else {
                         &[false, true]
@@ -338,11 +340,11 @@ impl Conversion {
     /// ```
     pub fn beyond_opencl(ext: Extensions) -> Vec<Conversion> {
         let mut out = Vec::new();
-        for src in ScalarType::ALL {
+        for src in ScalarType::OPENCL {
             if !src.is_float() || (src == ScalarType::Half && !ext.fp16) {
                 continue;
             }
-            for dst in ScalarType::ALL.into_iter().filter(|t| t.is_integer()) {
+            for dst in ScalarType::OPENCL.into_iter().filter(|t| t.is_integer()) {
                 for width in Width::ALL {
                     for rounding in [None]
                         .into_iter()

@@ -35,14 +35,18 @@
 //! | `OpSatConvertUToS` | unsigned | signed | always | none allowed |
 //! | `OpConvertFToS` | floating | signed | `SaturatedConversion` | `FPRoundingMode` |
 //! | `OpConvertFToU` | floating | unsigned | `SaturatedConversion` | `FPRoundingMode` |
-//! | `OpConvertSToF` | signed | floating | not allowed | `FPRoundingMode` |
-//! | `OpConvertUToF` | unsigned | floating | not allowed | `FPRoundingMode` |
-//! | `OpFConvert` | floating | floating | not allowed | `FPRoundingMode` |
+//! | `OpConvertSToF` | signed | floating | 8-bit float result: `SaturatedToLargestFloat8NormalConversionEXT` | `FPRoundingMode` |
+//! | `OpConvertUToF` | unsigned | floating | 8-bit float result: `SaturatedToLargestFloat8NormalConversionEXT` | `FPRoundingMode` |
+//! | `OpFConvert` | floating | floating | 8-bit float result: `SaturatedToLargestFloat8NormalConversionEXT` | `FPRoundingMode` |
 //! | `OpBitcast` | any | any | not allowed | not allowed |
+//! | `OpConvertFToBF16INTEL` | `float` | bfloat16 bits in a 16-bit integer | not allowed | always nearest even (`FPRoundingMode RTE` allowed) |
+//! | `OpConvertBF16ToFINTEL` | bfloat16 bits in a 16-bit integer | `float` | not allowed | exact (`FPRoundingMode RTE` allowed) |
 //!
 //! Floating widths 16, 32 and 64 are `half` (needs [`Extensions::fp16`]; a [`Module`] turns it
 //! on when it declares a capability that allows half conversions, [`Module::half_capability`]),
-//! `float` and `double`;
+//! `float` and `double`; an `OpTypeFloat` with an FP Encoding operand is `bfloat` (16 bits,
+//! `BFloat16KHR`), `fp8e4m3` (8 bits, `Float8E4M3EXT`) or `fp8e5m2` (8 bits, `Float8E5M2EXT`),
+//! which need no extension ([`FpEncoding`], and the section below);
 //! integer widths 8, 16, 32 and 64 are `char`, `short`, `int` and `long` or their unsigned
 //! twins; a vector has 2, 3, 4, 8 or 16 components, as many on both sides (an `OpBitcast` may
 //! change the count when the total bits stay the same, as in `as_uint2(ulong)`).
@@ -75,6 +79,107 @@
 //!    on the bits: `convert_T(T)` and `convert_T_sat(T)` with any rounding, and a conversion
 //!    between the signed and unsigned integer types of one width without `_sat`
 //!    (`convert_uint(int)`): 810 of the 6,270. There is nothing to map.
+//!
+//! # bfloat16 and 8-bit floats
+//!
+//! Three SPIR-V extensions bring the formats clconv spells `bfloat`, `fp8e4m3` and `fp8e5m2`.
+//! The rules below quote them from the SPIR-V registry (KhronosGroup/SPIRV-Registry,
+//! `extensions/`); the numbers are those of `include/spirv/unified1/spirv.core.grammar.json` in
+//! KhronosGroup/SPIRV-Headers (the `spirv` crate under rspirv has the same).
+//!
+//! | what | SPIR-V | value | clconv |
+//! |---|---|---|---|
+//! | FP Encoding of `OpTypeFloat 16` | `BFloat16KHR` (SPV_KHR_bfloat16; capability `BFloat16TypeKHR`, 5116) | 0 | `bfloat` |
+//! | FP Encoding of `OpTypeFloat 8` | `Float8E4M3EXT` (SPV_EXT_float8; capability `Float8EXT`, 4212) | 4214 | `fp8e4m3` |
+//! | FP Encoding of `OpTypeFloat 8` | `Float8E5M2EXT` (SPV_EXT_float8) | 4215 | `fp8e5m2` |
+//! | decoration | `SaturatedToLargestFloat8NormalConversionEXT` (SPV_EXT_float8) | 4216 | `_sat` |
+//! | opcode | `OpConvertFToBF16INTEL` (SPV_INTEL_bfloat16_conversion; capability `BFloat16ConversionINTEL`, 6115) | 6116 | `convert_bfloat<n>_rte(float<n>)` |
+//! | opcode | `OpConvertBF16ToFINTEL` (SPV_INTEL_bfloat16_conversion) | 6117 | `convert_float<n>(bfloat<n>)` |
+//!
+//! 1. **The types.** SPV_EXT_float8, "FP Encoding" (its rows for SPIR-V section 3.51): "4214
+//!    *Float8E4M3EXT*: The floating point type is encoded as an FP8 E4M3 type, as specified in
+//!    the "FP8 Formats For Deep Learning" whitepaper", width 8, and likewise 4215
+//!    *Float8E5M2EXT* "as an FP8 E5M2 type". That whitepaper's E4M3 has no infinities and one NaN
+//!    per sign (S.1111.111), largest finite 448: LLVM's `Float8E4M3FN`, clconv's `fp8e4m3`; its
+//!    E5M2 is IEEE-754-like, largest finite 57344: `fp8e5m2`. SPV_KHR_bfloat16, "FP Encoding":
+//!    "0 *BFloat16KHR*: The floating point type is encoded as the bfloat16 type, which is
+//!    equivalent to the IEEE754 binary32 floating point encoding but with 16 fewer bits in its
+//!    significand", width 16: clconv's `bfloat`. Another width with one of these encodings
+//!    (`OpTypeFloat 16 Float8E4M3EXT`), or an encoding clconv has no type for, is
+//!    [`SpirvError::FloatEncoding`] when the module is read.
+//! 2. **Saturation into 8-bit floats.** SPV_EXT_float8, "Decoration" (its row for section
+//!    3.20): "4216 *SaturatedToLargestFloat8NormalConversionEXT*: Indicates that a conversion to a
+//!    floating-point type with FP Encoding *Float8E4M3EXT* or *Float8E5M2EXT* of a value which is
+//!    outside of the representable range of _Result Type_, or infinite, results in the largest
+//!    representable normal (i.e. non-infinite) value with a matching sign. This decoration must
+//!    only be applied to the **OpFConvert**, **OpConvertSToF**, or **OpConvertUToF** instructions
+//!    with a _Result Type_ that uses an *Float8E4M3EXT* or *Float8E5M2EXT* FP Encoding." That is
+//!    clconv's `_sat` into `fp8e4m3` and `fp8e5m2` (NaN stays NaN): `OpFConvert %v4fp8e4m3 %x`
+//!    so decorated is `convert_fp8e4m3x4_sat(float4)`. On anything else (another opcode, a
+//!    `bfloat`, `half` or integer result) it is [`SpirvError::DecorationNotApplicable`], and so is
+//!    `SaturatedConversion` on an 8-bit float result (SPIR-V allows that one on integer results
+//!    only). [`Instruction::saturated`] holds either decoration: which one is the result type's
+//!    business.
+//! 3. **Without it.** SPV_EXT_float8, "Conversion Instructions" (added to **OpFConvert**,
+//!    **OpConvertSToF** and **OpConvertUToF** in section 3.42.11): "When converting to
+//!    floating-point values with the *Float8E4M3EXT* or *Float8E5M2EXT* encoding, out-of-range
+//!    values and infinity are converted to largest representable finite value with a matching
+//!    sign if the conversion is decorated with *SaturatedToLargestFloat8NormalConversionEXT*,
+//!    otherwise they are converted to NaN if the destination type uses the *Float8E4M3EXT* FP
+//!    encoding or infinity with a matching sign if the destination type uses the *Float8E5M2EXT*
+//!    FP encoding." That is the request without `_sat` (`convert_fp8e4m3x4(float4)`): overflow
+//!    into `fp8e4m3` gives NaN, into `fp8e5m2` infinity. The rounding is the `FPRoundingMode`
+//!    decoration's, else nearest even, as for every conversion to floating point (rule 3 above).
+//!    "Out-of-range" is read as IEEE 754 reads overflow, after rounding: in nearest even,
+//!    `fp8e4m3` rounds values up to 464 to 448 (464 is a tie, which goes to 448's even
+//!    significand), and only beyond is NaN; with `FPRoundingMode RTZ` (or RTP below, RTN above) a finite value
+//!    beyond the range gives the largest finite value, as IEEE 754 overflow does in those
+//!    modes, not NaN or infinity. The extension's sentence does not mention rounding modes;
+//!    infinity itself is NaN in `fp8e4m3` and infinity in `fp8e5m2` in every mode.
+//! 4. **Conversions from and to bfloat16.** SPV_KHR_bfloat16, "Conversion Instructions" (added
+//!    to **OpFConvert**, **OpConvertFToU**, **OpConvertFToS**, **OpConvertSToF** and
+//!    **OpConvertUToF**): "Conversions to or from floating-point values with the `BFloat16KHR`
+//!    encoding first convert the source value to IEEE754 binary32, and then from IEEE754 binary32
+//!    to the target format. When converting from `BFloat16KHR` to IEEE754 binary32, the
+//!    additional significand bits are padded with 0s, producing the exact same value. When
+//!    converting from IEEE754 binary32 to `BFloat16KHR`, the rounding mode is defined by the
+//!    client API." A conversion **from** bfloat16 is therefore one rounding of the bfloat16's own
+//!    value, which is what clconv's request does (`OpConvertFToS %int %bf` is
+//!    `convert_int(bfloat)`). A conversion **into** bfloat16 is, by those words, two roundings
+//!    (source -> binary32 -> bfloat16), while a clconv request rounds once, from the exact value,
+//!    by the `FPRoundingMode` decoration (else nearest even: SPIR-V's default; the extension
+//!    leaves the binary32 -> bfloat16 step to the client API and the first step's mode unsaid).
+//!    The two agree whenever binary32 holds the source exactly (`half`, `float`, `bfloat`, the
+//!    8-bit floats, 8- and 16-bit integers), and for every source when both steps round in
+//!    one directed mode (truncating to 24 significant bits and then to 8 is truncating to 8;
+//!    the same for up and down). They can differ only in nearest-even from `double`, `int`,
+//!    `uint`, `long` or `ulong`, when the first rounding lands exactly halfway between two
+//!    bfloat16 values: the integer 2^24 + 2^16 + 1 is 2^24 + 2^16 in binary32, a tie that goes
+//!    to 2^24 in bfloat16, whereas clconv's one rounding gives 2^24 + 2^17 (the nearer).
+//!    clconv maps such an instruction to the one request (`OpFConvert %bf %double` is
+//!    `convert_bfloat(double)`) because a [`Request`] is one conversion, rounded once, and no
+//!    request says "through binary32"; an embedder that wants the two roundings lowers
+//!    `convert_float(double)` and then `convert_bfloat(float)` itself.
+//! 5. **SPV_INTEL_bfloat16_conversion**, "Instructions" (added to section 3.42.11):
+//!    **OpConvertFToBF16INTEL** (6116) "Convert value numerically from 32-bit floating point to
+//!    `bfloat16`, which is represented as a 16-bit unsigned integer. _Result Type_ must be a
+//!    scalar or vector of integer type. The component width must be 16 bits. [...] _Float Value_
+//!    [...] The component width must be 32 bits."; **OpConvertBF16ToFINTEL** (6117) "Interpret a
+//!    16-bit integer value as `bfloat16` and convert the value numerically to 32-bit floating
+//!    point." The SPIR-V extension names no rounding; the OpenCL extension whose built-ins
+//!    compile to it (cl_intel_bfloat16_conversions, section "6.4.X - `bfloat16` Conversions", in
+//!    KhronosGroup/OpenCL-Docs) does: "The only supported rounding mode is implicitly
+//!    round-to-nearest-even. No explicit rounding modes are supported." So `OpConvertFToBF16INTEL
+//!    %v4ushort %x` is `convert_bfloat4_rte(float4)` (the integer holds the bfloat16's bits, which
+//!    is how clconv holds a `bfloat`) and `OpConvertBF16ToFINTEL %v4float %b` is
+//!    `convert_float4(bfloat4)`. `FPRoundingMode RTE` on either says what it does anyway and is
+//!    accepted; another mode, any saturation, a float side that is not 32 bits or an integer side
+//!    that is not 16 is a typed error.
+//!
+//! The float-controls execution modes go by width, as SPIR-V states them: `RoundingModeRTZ 16`
+//! gives its rounding to conversions into `bfloat` as well as `half` that carry no
+//! `FPRoundingMode`, and `DenormFlushToZero 8` or `16` refuses conversions of the 8-bit floats or
+//! of `bfloat` ([`Module::rounding_mode`]).
 //!
 //! # Half loads and stores
 //!
@@ -161,6 +266,7 @@ use std::fmt;
 /// assert_eq!(Op::from_opcode(124), Some(Op::Bitcast));
 /// assert_eq!(Op::from_opcode(129), None); // OpFAdd
 /// assert_eq!(Op::ConvertFToU.name(), "OpConvertFToU");
+/// assert_eq!(Op::from_opcode(6116), Some(Op::ConvertFToBF16INTEL)); // SPV_INTEL_bfloat16_conversion
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -185,11 +291,17 @@ pub enum Op {
     SatConvertSToU = 118,
     /// `OpSatConvertUToS`: unsigned -> signed integer, saturating.
     SatConvertUToS = 119,
+    /// `OpConvertFToBF16INTEL` (SPV_INTEL_bfloat16_conversion): `float` -> the bits of a
+    /// bfloat16 in a 16-bit integer, rounded to nearest even (`convert_bfloat_rte(float)`).
+    ConvertFToBF16INTEL = 6116,
+    /// `OpConvertBF16ToFINTEL` (SPV_INTEL_bfloat16_conversion): the bits of a bfloat16 in a
+    /// 16-bit integer -> `float` (`convert_float(bfloat)`).
+    ConvertBF16ToFINTEL = 6117,
 }
 
 impl Op {
-    /// All ten, in opcode order.
-    pub const ALL: [Op; 10] = [
+    /// All twelve: SPIR-V's ten conversions, then SPV_INTEL_bfloat16_conversion's two.
+    pub const ALL: [Op; 12] = [
         Op::ConvertFToU,
         Op::ConvertFToS,
         Op::ConvertSToF,
@@ -200,6 +312,8 @@ impl Op {
         Op::SatConvertSToU,
         Op::SatConvertUToS,
         Op::Bitcast,
+        Op::ConvertFToBF16INTEL,
+        Op::ConvertBF16ToFINTEL,
     ];
 
     /// The conversion opcode numbered `opcode`, if it is one.
@@ -220,12 +334,14 @@ impl Op {
             Op::Bitcast => "OpBitcast",
             Op::SatConvertSToU => "OpSatConvertSToU",
             Op::SatConvertUToS => "OpSatConvertUToS",
+            Op::ConvertFToBF16INTEL => "OpConvertFToBF16INTEL",
+            Op::ConvertBF16ToFINTEL => "OpConvertBF16ToFINTEL",
         }
     }
 
     /// What the opcode reads its operand as and gives its result as.
     fn sides(self) -> (Side, Side) {
-        use Side::{Any, Float, Signed, Unsigned};
+        use Side::{Any, BFloatBits, Float, Signed, Unsigned};
         match self {
             Op::ConvertFToU => (Float, Unsigned),
             Op::ConvertFToS => (Float, Signed),
@@ -237,7 +353,15 @@ impl Op {
             Op::Bitcast => (Any, Any),
             Op::SatConvertSToU => (Signed, Unsigned),
             Op::SatConvertUToS => (Unsigned, Signed),
+            Op::ConvertFToBF16INTEL => (Float, BFloatBits),
+            Op::ConvertBF16ToFINTEL => (BFloatBits, Float),
         }
+    }
+
+    /// SPV_INTEL_bfloat16_conversion's two: `float` on one side, bfloat16 bits in a 16-bit
+    /// integer on the other.
+    const fn is_intel_bfloat16(self) -> bool {
+        matches!(self, Op::ConvertFToBF16INTEL | Op::ConvertBF16ToFINTEL)
     }
 }
 
@@ -254,15 +378,101 @@ enum Side {
     Unsigned,
     Float,
     Any,
+    /// A 16-bit integer holding a bfloat16's bits (SPV_INTEL_bfloat16_conversion).
+    BFloatBits,
+}
+
+/// The FP Encoding operand of `OpTypeFloat`: the formats other than IEEE-754's binary16, 32
+/// and 64 that clconv reads (the module docs quote the extensions that define them).
+///
+/// ```
+/// use clconv::spirv::FpEncoding;
+/// use clconv::ScalarType;
+/// assert_eq!(FpEncoding::from_value(4214), Some(FpEncoding::Float8E4M3EXT));
+/// assert_eq!(FpEncoding::Float8E4M3EXT.width(), 8);
+/// assert_eq!(FpEncoding::BFloat16KHR.scalar_type(), ScalarType::BFloat);
+/// assert_eq!(FpEncoding::from_value(4223), None); // Float6E2M3EXT: clconv has no such type
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FpEncoding {
+    /// `BFloat16KHR` (SPV_KHR_bfloat16): bfloat16, 16 bits, clconv's `bfloat`.
+    BFloat16KHR = 0,
+    /// `Float8E4M3EXT` (SPV_EXT_float8): OCP FP8 E4M3, 8 bits, clconv's `fp8e4m3`.
+    Float8E4M3EXT = 4214,
+    /// `Float8E5M2EXT` (SPV_EXT_float8): OCP FP8 E5M2, 8 bits, clconv's `fp8e5m2`.
+    Float8E5M2EXT = 4215,
+}
+
+impl FpEncoding {
+    /// All three, in value order.
+    pub const ALL: [FpEncoding; 3] = [
+        FpEncoding::BFloat16KHR,
+        FpEncoding::Float8E4M3EXT,
+        FpEncoding::Float8E5M2EXT,
+    ];
+
+    /// The encoding whose operand value is `value`, if clconv reads it.
+    pub fn from_value(value: u32) -> Option<FpEncoding> {
+        FpEncoding::ALL.into_iter().find(|e| *e as u32 == value)
+    }
+
+    /// The SPIR-V name: `"Float8E4M3EXT"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FpEncoding::BFloat16KHR => "BFloat16KHR",
+            FpEncoding::Float8E4M3EXT => "Float8E4M3EXT",
+            FpEncoding::Float8E5M2EXT => "Float8E5M2EXT",
+        }
+    }
+
+    /// The extension that defines it: `"SPV_EXT_float8"`.
+    pub const fn extension(self) -> &'static str {
+        match self {
+            FpEncoding::BFloat16KHR => "SPV_KHR_bfloat16",
+            FpEncoding::Float8E4M3EXT | FpEncoding::Float8E5M2EXT => "SPV_EXT_float8",
+        }
+    }
+
+    /// The one `OpTypeFloat` width the encoding has (its extension's "Width(s)" column).
+    pub const fn width(self) -> u32 {
+        match self {
+            FpEncoding::BFloat16KHR => 16,
+            FpEncoding::Float8E4M3EXT | FpEncoding::Float8E5M2EXT => 8,
+        }
+    }
+
+    /// clconv's type: `bfloat`, `fp8e4m3`, `fp8e5m2`.
+    pub const fn scalar_type(self) -> ScalarType {
+        match self {
+            FpEncoding::BFloat16KHR => ScalarType::BFloat,
+            FpEncoding::Float8E4M3EXT => ScalarType::Fp8E4M3,
+            FpEncoding::Float8E5M2EXT => ScalarType::Fp8E5M2,
+        }
+    }
+
+    /// True for the two 8-bit floats, the results `SaturatedToLargestFloat8NormalConversionEXT`
+    /// applies to.
+    pub const fn is_float8(self) -> bool {
+        matches!(self, FpEncoding::Float8E4M3EXT | FpEncoding::Float8E5M2EXT)
+    }
+}
+
+impl fmt::Display for FpEncoding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// A SPIR-V scalar type: `OpTypeInt` or `OpTypeFloat`.
 ///
 /// ```
-/// use clconv::spirv::Scalar;
+/// use clconv::spirv::{FpEncoding, Scalar};
 /// let uint = Scalar::Int { width: 32, signed: false };
 /// assert_eq!(uint.to_string(), "uint");
 /// assert_eq!(Scalar::Float { width: 16 }.to_string(), "half");
+/// let e4m3 = Scalar::EncodedFloat { encoding: FpEncoding::Float8E4M3EXT };
+/// assert_eq!(e4m3.to_string(), "fp8e4m3");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Scalar {
@@ -274,16 +484,22 @@ pub enum Scalar {
         /// only an `OpBitcast` names its integer types by this.
         signed: bool,
     },
-    /// `OpTypeFloat width` (IEEE-754; a module that names another encoding is refused).
+    /// `OpTypeFloat width` without an FP Encoding operand: IEEE-754.
     Float {
         /// Width in bits.
         width: u32,
+    },
+    /// `OpTypeFloat width encoding`: bfloat16 or an 8-bit float. A [`Module`] reads one only
+    /// when `width` is the encoding's ([`FpEncoding::width`]); the width is the encoding's.
+    EncodedFloat {
+        /// The FP Encoding operand.
+        encoding: FpEncoding,
     },
 }
 
 impl fmt::Display for Scalar {
     /// spirv-dis's names: `uchar`, `int`, `half`, `double`; `int7` and `float8` for widths
-    /// OpenCL does not have.
+    /// OpenCL does not have; `bfloat16`, `fp8e4m3` and `fp8e5m2` for the encoded floats.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Scalar::Int { width, signed } => {
@@ -300,6 +516,11 @@ impl fmt::Display for Scalar {
             Scalar::Float { width: 32 } => f.write_str("float"),
             Scalar::Float { width: 64 } => f.write_str("double"),
             Scalar::Float { width } => write!(f, "float{width}"),
+            Scalar::EncodedFloat { encoding } => f.write_str(match encoding {
+                FpEncoding::BFloat16KHR => "bfloat16",
+                FpEncoding::Float8E4M3EXT => "fp8e4m3",
+                FpEncoding::Float8E5M2EXT => "fp8e5m2",
+            }),
         }
     }
 }
@@ -353,6 +574,21 @@ impl SpirvType {
         }
     }
 
+    /// `OpTypeFloat width encoding`, the width being the encoding's (`OpTypeFloat 8
+    /// Float8E4M3EXT` for [`FpEncoding::Float8E4M3EXT`]).
+    ///
+    /// ```
+    /// use clconv::spirv::{FpEncoding, SpirvType};
+    /// let t = SpirvType::encoded(FpEncoding::BFloat16KHR).vector(4);
+    /// assert_eq!((t.to_string(), t.bits()), ("v4bfloat16".to_string(), 64));
+    /// ```
+    pub const fn encoded(encoding: FpEncoding) -> SpirvType {
+        SpirvType {
+            scalar: Scalar::EncodedFloat { encoding },
+            components: 1,
+        }
+    }
+
     /// The `OpTypeVector` of `components` of this type's scalar.
     pub const fn vector(self, components: u32) -> SpirvType {
         SpirvType {
@@ -365,6 +601,7 @@ impl SpirvType {
     pub const fn scalar_bits(&self) -> u32 {
         match self.scalar {
             Scalar::Int { width, .. } | Scalar::Float { width } => width,
+            Scalar::EncodedFloat { encoding } => encoding.width(),
         }
     }
 
@@ -374,9 +611,17 @@ impl SpirvType {
         self.scalar_bits() as u64 * self.components as u64
     }
 
-    /// True for `OpTypeFloat` components.
+    /// True for `OpTypeFloat` components (with an FP Encoding or without).
     pub const fn is_float(&self) -> bool {
-        matches!(self.scalar, Scalar::Float { .. })
+        matches!(
+            self.scalar,
+            Scalar::Float { .. } | Scalar::EncodedFloat { .. }
+        )
+    }
+
+    /// True for components of `OpTypeFloat 8 Float8E4M3EXT` or `Float8E5M2EXT`.
+    pub const fn is_float8(&self) -> bool {
+        matches!(self.scalar, Scalar::EncodedFloat { encoding } if encoding.is_float8())
     }
 }
 
@@ -444,7 +689,11 @@ pub struct Instruction {
     pub result_type: SpirvType,
     /// The operand's type.
     pub operand_type: SpirvType,
-    /// Decorated `SaturatedConversion`.
+    /// Decorated to saturate: `SaturatedConversion` on an integer result, or
+    /// `SaturatedToLargestFloat8NormalConversionEXT` on an 8-bit float result (`Float8E4M3EXT`,
+    /// `Float8E5M2EXT`; SPV_EXT_float8). Either is the `_sat` modifier; which decoration a
+    /// module may put where, [`Module`] checks, and [`Instruction::request`] refuses saturation
+    /// of any other floating-point result.
     pub saturated: bool,
     /// Decorated `FPRoundingMode` (RTE, RTZ, RTP, RTN are clconv's rte, rtz, rtp, rtn).
     pub rounding: Option<Rounding>,
@@ -501,10 +750,19 @@ impl Instruction {
                 operand: self.operand_type,
             });
         }
-        if dst.elem.is_float() && self.saturated {
+        if op.is_intel_bfloat16() {
+            return self.intel_bfloat16(op, src, dst, ext);
+        }
+        // SPV_EXT_float8: `SaturatedToLargestFloat8NormalConversionEXT` "must only be applied to
+        // the OpFConvert, OpConvertSToF, or OpConvertUToF instructions with a Result Type that
+        // uses an Float8E4M3EXT or Float8E5M2EXT FP Encoding" (those three are every opcode with
+        // a floating result left here).
+        if dst.elem.is_float() && self.saturated && !self.result_type.is_float8() {
             return not_applicable(
                 "SaturatedConversion".into(),
-                "saturation applies to integer results only (OpenCL has no convert_float_sat)",
+                "saturation applies to integer results (SaturatedConversion) and to 8-bit float \
+                 results (SaturatedToLargestFloat8NormalConversionEXT) only; OpenCL has no \
+                 convert_float_sat",
             );
         }
         if src.elem.is_integer() && dst.elem.is_integer() {
@@ -514,6 +772,59 @@ impl Instruction {
         }
         let saturate = self.saturated || matches!(op, Op::SatConvertSToU | Op::SatConvertUToS);
         Conversion::new(src, dst, saturate, self.rounding, ext)
+            .map(Request::Convert)
+            .map_err(|source| SpirvError::Request { id, op, source })
+    }
+
+    /// SPV_INTEL_bfloat16_conversion's two: `convert_bfloat<n>_rte(float<n>)` and
+    /// `convert_float<n>(bfloat<n>)` (the module docs quote the extensions).
+    fn intel_bfloat16(
+        &self,
+        op: Op,
+        src: VectorType,
+        dst: VectorType,
+        ext: Extensions,
+    ) -> Result<Request, SpirvError> {
+        let id = self.id;
+        if self.saturated {
+            return Err(SpirvError::DecorationNotApplicable {
+                id,
+                op,
+                decoration: "SaturatedConversion".into(),
+                why: "SPV_INTEL_bfloat16_conversion's conversions do not saturate",
+            });
+        }
+        // cl_intel_bfloat16_conversions: "The only supported rounding mode is implicitly
+        // round-to-nearest-even. No explicit rounding modes are supported."
+        if let Some(r) = self.rounding.filter(|&r| r != Rounding::Rte) {
+            return Err(SpirvError::DecorationNotApplicable {
+                id,
+                op,
+                decoration: rounding_decoration(r),
+                why: "SPV_INTEL_bfloat16_conversion's conversions round to nearest even only \
+                      (cl_intel_bfloat16_conversions: \"The only supported rounding mode is \
+                      implicitly round-to-nearest-even\")",
+            });
+        }
+        // SPV_INTEL_bfloat16_conversion: the float side's "component width must be 32 bits".
+        let (role, ty) = match op {
+            Op::ConvertFToBF16INTEL => (Role::Operand, self.operand_type),
+            _ => (Role::Result, self.result_type),
+        };
+        if ty.scalar != (Scalar::Float { width: 32 }) {
+            return Err(SpirvError::UnsupportedType {
+                id,
+                op,
+                role,
+                ty,
+                why: format!(
+                    "is not a 32-bit IEEE float: {op} converts float only \
+                     (SPV_INTEL_bfloat16_conversion: \"The component width must be 32 bits\")"
+                ),
+            });
+        }
+        let rounding = (op == Op::ConvertFToBF16INTEL).then_some(Rounding::Rte);
+        Conversion::new(src, dst, false, rounding, ext)
             .map(Request::Convert)
             .map_err(|source| SpirvError::Request { id, op, source })
     }
@@ -551,6 +862,14 @@ impl Instruction {
                 16 => ScalarType::Half,
                 32 => ScalarType::Float,
                 64 => ScalarType::Double,
+                8 => {
+                    return Err(unsupported(
+                        "has no FP Encoding: an 8-bit OpTypeFloat is Float8E4M3EXT or \
+                         Float8E5M2EXT (SPV_EXT_float8), and IEEE floating-point types are 16 \
+                         (half), 32 (float) or 64 (double) bits"
+                            .into(),
+                    ))
+                }
                 w => {
                     return Err(unsupported(format!(
                         "floating-point types are 16 (half), 32 (float) or 64 (double) bits, \
@@ -558,6 +877,17 @@ impl Instruction {
                     )))
                 }
             },
+            (Scalar::EncodedFloat { encoding }, Side::Float | Side::Any) => encoding.scalar_type(),
+            (Scalar::Int { width: 16, .. }, Side::BFloatBits) => ScalarType::BFloat,
+            (Scalar::Int { .. }, Side::BFloatBits) => {
+                return Err(unsupported(format!(
+                    "is not 16 bits: {op} holds a bfloat16's bits in a 16-bit integer \
+                     (SPV_INTEL_bfloat16_conversion: \"The component width must be 16 bits\")"
+                )))
+            }
+            (_, Side::BFloatBits) => {
+                return Err(kind_error("a 16-bit integer (the bits of a bfloat16)"))
+            }
             (Scalar::Int { width, signed }, Side::Signed | Side::Unsigned | Side::Any) => {
                 let signed = match side {
                     Side::Signed => true,
@@ -581,7 +911,9 @@ impl Instruction {
                 }
             }
             (Scalar::Int { .. }, _) => return Err(kind_error("floating-point")),
-            (Scalar::Float { .. }, _) => return Err(kind_error("integer")),
+            (Scalar::Float { .. } | Scalar::EncodedFloat { .. }, _) => {
+                return Err(kind_error("integer"))
+            }
         };
         Ok(VectorType::new(elem, width))
     }
@@ -770,6 +1102,21 @@ pub enum SpirvError {
         /// The opcode.
         opcode: u32,
     },
+    /// An `OpTypeFloat` whose FP Encoding operand clconv does not read: a value SPIR-V does not
+    /// define, an encoding clconv has no type for (SPV_EXT_ocp_microscaling_types'
+    /// `Float6E2M3EXT`, ...), or a width the encoding does not have (`OpTypeFloat 16
+    /// Float8E4M3EXT`).
+    #[error("{at}: width {width} with FP Encoding {encoding}: {why}")]
+    FloatEncoding {
+        /// The `OpTypeFloat`.
+        at: Location,
+        /// Its Width operand.
+        width: u32,
+        /// Its FP Encoding operand.
+        encoding: u32,
+        /// What is wrong, and what clconv reads.
+        why: String,
+    },
     /// An instruction whose operands do not follow the SPIR-V grammar.
     #[error("{at}: {why}")]
     Malformed {
@@ -800,7 +1147,8 @@ pub enum SpirvError {
         /// The other.
         second: String,
     },
-    /// `SaturatedConversion` or `FPRoundingMode` on something other than a conversion.
+    /// `SaturatedConversion`, `SaturatedToLargestFloat8NormalConversionEXT` or `FPRoundingMode`
+    /// on something other than a conversion.
     #[error("%{id} is decorated {decoration}, but {what}: only conversion instructions take it")]
     DecorationOnNonConversion {
         /// The decorated id.
@@ -811,7 +1159,7 @@ pub enum SpirvError {
         what: String,
     },
     /// Not one of the conversion opcodes ([`Op`]).
-    #[error("%{id}: {} is not a conversion clconv lowers: the conversions are OpSConvert, OpUConvert, OpSatConvertSToU, OpSatConvertUToS, OpConvertFToS, OpConvertFToU, OpConvertSToF, OpConvertUToF, OpFConvert and OpBitcast", match name { Some(n) => format!("Op{n}"), None => format!("opcode {opcode}") })]
+    #[error("%{id}: {} is not a conversion clconv lowers: the conversions are OpSConvert, OpUConvert, OpSatConvertSToU, OpSatConvertUToS, OpConvertFToS, OpConvertFToU, OpConvertSToF, OpConvertUToF, OpFConvert, OpBitcast, OpConvertFToBF16INTEL and OpConvertBF16ToFINTEL", match name { Some(n) => format!("Op{n}"), None => format!("opcode {opcode}") })]
     NotAConversion {
         /// The result id.
         id: u32,
@@ -884,7 +1232,8 @@ pub enum SpirvError {
         /// The rounding mode.
         rounding: Rounding,
     },
-    /// A decoration the opcode does not take (`SaturatedConversion` on `OpFConvert`).
+    /// A decoration the opcode or result type does not take (`SaturatedConversion` on
+    /// `OpFConvert`, `SaturatedToLargestFloat8NormalConversionEXT` on a `bfloat16` result).
     #[error("%{id} ({op}) is decorated {decoration}, which does not apply: {why}")]
     DecorationNotApplicable {
         /// The result id.

@@ -192,7 +192,7 @@ impl Key {
         for src in ScalarType::ALL {
             for dst in ScalarType::ALL {
                 for saturate in [false, true] {
-                    if saturate && dst.is_float() {
+                    if saturate && dst.is_float() && !dst.is_beyond_opencl() {
                         continue;
                     }
                     for rounding in Rounding::ALL {

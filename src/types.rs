@@ -40,11 +40,41 @@ pub enum ScalarType {
     Float,
     /// `double`: IEEE-754 binary64.
     Double,
+    /// `bfloat`: bfloat16, float's sign and 8-bit exponent with a 7-bit fraction. Not an
+    /// OpenCL type (OpenCL extensions hold it in `ushort`); spelled `bfloat` because
+    /// `bfloat16` reads as sixteen lanes of `bfloat`, as `float16` does. No extension needed.
+    BFloat,
+    /// `fp8e4m3`: OCP 8-bit E4M3 (LLVM's `Float8E4M3FN`): 4 exponent bits (bias 7), 3 fraction
+    /// bits, no infinity, the only NaNs S.1111.111, largest finite 448. Vectors are spelled
+    /// `fp8e4m3x4` (the name ends in a digit, so the width follows an `x`).
+    Fp8E4M3,
+    /// `fp8e5m2`: OCP 8-bit E5M2: 5 exponent bits (bias 15), 2 fraction bits, IEEE-754's
+    /// infinities and NaNs, largest finite 57344. Vectors are spelled `fp8e5m2x4`.
+    Fp8E5M2,
 }
 
 impl ScalarType {
-    /// All eleven scalar types, integers first, in the order of the OpenCL specification's table.
-    pub const ALL: [ScalarType; 11] = [
+    /// All fourteen scalar types: OpenCL's eleven, integers first, in the order of the OpenCL
+    /// specification's table, then bfloat16 and the two 8-bit floats.
+    pub const ALL: [ScalarType; 14] = [
+        ScalarType::Char,
+        ScalarType::UChar,
+        ScalarType::Short,
+        ScalarType::UShort,
+        ScalarType::Int,
+        ScalarType::UInt,
+        ScalarType::Long,
+        ScalarType::ULong,
+        ScalarType::Half,
+        ScalarType::Float,
+        ScalarType::Double,
+        ScalarType::BFloat,
+        ScalarType::Fp8E4M3,
+        ScalarType::Fp8E5M2,
+    ];
+
+    /// OpenCL C's eleven scalar types (what SPIR-V's OpenCL environment and OpenCL C know).
+    pub const OPENCL: [ScalarType; 11] = [
         ScalarType::Char,
         ScalarType::UChar,
         ScalarType::Short,
@@ -58,7 +88,8 @@ impl ScalarType {
         ScalarType::Double,
     ];
 
-    /// The OpenCL C spelling: `"char"`, `"ulong"`, `"half"`, ...
+    /// The spelling: OpenCL C's (`"char"`, `"ulong"`, `"half"`, ...), or clconv's for the
+    /// formats OpenCL C lacks (`"bfloat"`, `"fp8e4m3"`, `"fp8e5m2"`).
     pub const fn name(self) -> &'static str {
         match self {
             ScalarType::Char => "char",
@@ -72,6 +103,9 @@ impl ScalarType {
             ScalarType::Half => "half",
             ScalarType::Float => "float",
             ScalarType::Double => "double",
+            ScalarType::BFloat => "bfloat",
+            ScalarType::Fp8E4M3 => "fp8e4m3",
+            ScalarType::Fp8E5M2 => "fp8e5m2",
         }
     }
 
@@ -80,7 +114,9 @@ impl ScalarType {
         ScalarType::ALL.into_iter().find(|t| t.name() == name)
     }
 
-    /// The Itanium mangling code of the type as a parameter: `c h s t i j l m Dh f d`.
+    /// The Itanium mangling code of the type as a parameter: `c h s t i j l m Dh f d`; Clang's
+    /// `DF16b` for bfloat (`__bf16`), and vendor-extended `u7fp8e4m3`, `u7fp8e5m2` for the 8-bit
+    /// floats.
     pub const fn mangled_code(self) -> &'static str {
         match self {
             ScalarType::Char => "c",
@@ -94,14 +130,17 @@ impl ScalarType {
             ScalarType::Half => "Dh",
             ScalarType::Float => "f",
             ScalarType::Double => "d",
+            ScalarType::BFloat => "DF16b",
+            ScalarType::Fp8E4M3 => "u7fp8e4m3",
+            ScalarType::Fp8E5M2 => "u7fp8e5m2",
         }
     }
 
     /// Width in bits: 8, 16, 32 or 64.
     pub const fn bits(self) -> u32 {
         match self {
-            ScalarType::Char | ScalarType::UChar => 8,
-            ScalarType::Short | ScalarType::UShort | ScalarType::Half => 16,
+            ScalarType::Char | ScalarType::UChar | ScalarType::Fp8E4M3 | ScalarType::Fp8E5M2 => 8,
+            ScalarType::Short | ScalarType::UShort | ScalarType::Half | ScalarType::BFloat => 16,
             ScalarType::Int | ScalarType::UInt | ScalarType::Float => 32,
             ScalarType::Long | ScalarType::ULong | ScalarType::Double => 64,
         }
@@ -112,11 +151,34 @@ impl ScalarType {
         (self.bits() / 8) as usize
     }
 
-    /// True for `half`, `float` and `double`.
+    /// True for the floating-point types: `half`, `float`, `double`, `bfloat`, `fp8e4m3`,
+    /// `fp8e5m2`.
     pub const fn is_float(self) -> bool {
         matches!(
             self,
-            ScalarType::Half | ScalarType::Float | ScalarType::Double
+            ScalarType::Half
+                | ScalarType::Float
+                | ScalarType::Double
+                | ScalarType::BFloat
+                | ScalarType::Fp8E4M3
+                | ScalarType::Fp8E5M2
+        )
+    }
+
+    /// True for the floating-point types narrower than float, which clconv converts through
+    /// float: `half`, `bfloat`, `fp8e4m3`, `fp8e5m2`.
+    pub const fn is_small_float(self) -> bool {
+        self.is_float() && self.bits() < 32
+    }
+
+    /// True for the formats that are not OpenCL C types: `bfloat`, `fp8e4m3`, `fp8e5m2`.
+    /// A float destination of these takes `_sat`: a finite value beyond the largest finite
+    /// one gives the largest finite one (SPV_EXT_float8's
+    /// `SaturatedToLargestFloat8NormalConversionEXT`, PTX's `.satfinite`).
+    pub const fn is_beyond_opencl(self) -> bool {
+        matches!(
+            self,
+            ScalarType::BFloat | ScalarType::Fp8E4M3 | ScalarType::Fp8E5M2
         )
     }
 
@@ -269,7 +331,7 @@ impl VectorType {
         self.elem.bytes() * self.width.storage_lanes()
     }
 
-    /// All 66 vector types (11 scalars x 6 widths), in a fixed order.
+    /// All 84 vector types (14 scalars x 6 widths), in a fixed order.
     pub fn all() -> impl Iterator<Item = VectorType> {
         ScalarType::ALL
             .into_iter()
@@ -281,6 +343,10 @@ impl fmt::Display for VectorType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.width {
             Width::W1 => write!(f, "{}", self.elem),
+            // A name that ends in a digit takes its width after an `x`: `fp8e4m3x4`.
+            w if self.elem.name().ends_with(|c: char| c.is_ascii_digit()) => {
+                write!(f, "{}x{}", self.elem, w.lanes())
+            }
             w => write!(f, "{}{}", self.elem, w.lanes()),
         }
     }

@@ -10,8 +10,11 @@ const FP16: Extensions = Extensions::with_fp16();
 
 #[test]
 fn matrix_counts() {
-    assert_eq!(Conversion::all(FP16).len(), 6270);
-    assert_eq!(Conversion::all(NO_FP16).len(), 5400);
+    // 14 sources x 6 widths x 5 roundings x (8 integer destinations with and without _sat,
+    // half/float/double without, bfloat/fp8e4m3/fp8e5m2 with and without): 14 x 30 x 25.
+    assert_eq!(Conversion::all(FP16).len(), 10500);
+    // Without half: 13 x 30 x 24.
+    assert_eq!(Conversion::all(NO_FP16).len(), 9360);
 }
 
 #[test]
@@ -35,12 +38,13 @@ fn round_trip_mangled_whole_matrix() {
 #[test]
 fn round_trip_builtins() {
     let builtins: BTreeSet<Builtin> = Request::all(FP16).iter().map(|r| r.builtin()).collect();
-    // 11 destinations x 6 widths x (10 integer-destination choices, 5 float ones), plus 66 as_,
-    // plus `_satsrc` (WGSL's clamp) on the 6 integer destinations it moves: short ... ulong,
-    // and `_satmsb` (PTX's NaN rule) on all 8.
+    // 14 destinations x 6 widths x (10 choices for the integers and for bfloat, fp8e4m3 and
+    // fp8e5m2, which take _sat; 5 for half, float, double), plus 84 as_, plus `_satsrc` (WGSL's
+    // clamp) on the 6 integer destinations it moves: short ... ulong, and `_satmsb` (PTX's NaN
+    // rule) on all 8.
     assert_eq!(
         builtins.len(),
-        8 * 6 * 10 + 3 * 6 * 5 + 66 + 6 * 6 * 5 + 8 * 6 * 5
+        8 * 6 * 10 + 3 * 6 * 5 + 3 * 6 * 10 + 84 + 6 * 6 * 5 + 8 * 6 * 5
     );
     for b in builtins {
         assert_eq!(Builtin::parse(&b.to_string(), FP16), Ok(b), "{b}");

@@ -959,8 +959,10 @@ fn evaluate_with_mode_applies_the_static_mode_to_float_destinations_only() {
 
 #[test]
 fn every_width_and_element_size_pair_round_trips_through_buffers() {
-    // uchar -> T -> uchar for every type and width: exercises each buffer loop instance.
-    for t in ScalarType::ALL {
+    // uchar -> T -> uchar for every type and width: exercises each buffer loop instance. The
+    // 8-bit floats hold 0..128 only in part (tests/formats.rs converts them by hand).
+    let holds_0_to_127 = |t: &ScalarType| !matches!(t, ScalarType::Fp8E4M3 | ScalarType::Fp8E5M2);
+    for t in ScalarType::ALL.into_iter().filter(holds_0_to_127) {
         for w in Width::ALL {
             for layout in [Layout::Packed, Layout::Aligned] {
                 let stride = layout.stride(w);

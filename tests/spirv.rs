@@ -210,10 +210,12 @@ fn llvm_spirv_fixtures_map_to_the_named_requests() {
             (module, function, Request::parse(request, ext).unwrap())
         })
         .collect();
-    // The manifest is the whole matrix, each conversion once.
+    // The manifest is the whole matrix of OpenCL C's types, each conversion once (bfloat and
+    // the 8-bit floats are not OpenCL C types: clang has no spelling for them).
     let named: HashSet<Request> = rows.iter().map(|r| r.2).collect();
     let matrix: HashSet<Request> = Conversion::all(ext)
         .into_iter()
+        .filter(|c| !c.src().elem.is_beyond_opencl() && !c.dst().elem.is_beyond_opencl())
         .map(Request::Convert)
         .collect();
     assert_eq!(rows.len(), 6270);
@@ -1958,4 +1960,949 @@ fn half_accesses_clconv_does_not_lower_are_typed_errors_naming_them() {
         matches!(e, SpirvError::HalfOperandCount { got: 0, .. }),
         "{e}"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// bfloat16 and the 8-bit floats: SPV_KHR_bfloat16, SPV_EXT_float8, SPV_INTEL_bfloat16_conversion.
+// The numbers are those of include/spirv/unified1/spirv.core.grammar.json in
+// KhronosGroup/SPIRV-Headers; the expected requests and bits are what the extensions say (quoted
+// in the `clconv::spirv` module docs).
+
+/// FP Encoding operand of OpTypeFloat: `BFloat16KHR` (SPV_KHR_bfloat16).
+const FP_BFLOAT16_KHR: u32 = 0;
+/// FP Encoding `Float8E4M3EXT` (SPV_EXT_float8).
+const FP_FLOAT8_E4M3_EXT: u32 = 4214;
+/// FP Encoding `Float8E5M2EXT` (SPV_EXT_float8).
+const FP_FLOAT8_E5M2_EXT: u32 = 4215;
+/// Decoration `SaturatedToLargestFloat8NormalConversionEXT` (SPV_EXT_float8).
+const SATURATED_FLOAT8: u32 = 4216;
+/// Capabilities `Float8EXT`, `BFloat16TypeKHR`, `BFloat16ConversionINTEL`.
+const CAP_FLOAT8: u32 = 4212;
+const CAP_BFLOAT16_TYPE: u32 = 5116;
+const CAP_BFLOAT16_CONVERSION_INTEL: u32 = 6115;
+/// `OpConvertFToBF16INTEL` and `OpConvertBF16ToFINTEL` (SPV_INTEL_bfloat16_conversion).
+const CONVERT_F_TO_BF16_INTEL: u32 = 6116;
+const CONVERT_BF16_TO_F_INTEL: u32 = 6117;
+const EXTENSION: u32 = 10;
+const SOURCE: u32 = 3;
+
+// Type ids of `small_float_module`.
+const SF_VOID: u32 = 2;
+const SF_FLOAT: u32 = 3;
+const SF_V4FLOAT: u32 = 4;
+const SF_INT: u32 = 5;
+const SF_CHAR: u32 = 6;
+const SF_SHORT: u32 = 7;
+const SF_V4SHORT: u32 = 8;
+const SF_E4M3: u32 = 9;
+const SF_V4E4M3: u32 = 10;
+const SF_E5M2: u32 = 11;
+const SF_V4E5M2: u32 = 12;
+const SF_BF16: u32 = 13;
+const SF_V4BF16: u32 = 14;
+const SF_DOUBLE: u32 = 15;
+const SF_HALF: u32 = 16;
+/// The first id of the functions' own (each takes four: function, parameter, label, result).
+const SF_FIRST_FUNCTION: u32 = 100;
+
+/// One function of `small_float_module`: `name(%p: operand) { %c = opcode result %p }`, `%c`
+/// decorated with each of `decorations` (the words after the target), and the request its
+/// instruction computes by the extensions' words.
+struct SmallConv {
+    name: &'static str,
+    opcode: u32,
+    result: u32,
+    operand: u32,
+    decorations: &'static [&'static [u32]],
+    expected: &'static str,
+}
+
+/// The functions of `tests/spirv/float8_conversions.spv`, in module order.
+const FLOAT8_CONVERSIONS: [SmallConv; 12] = {
+    const FCONVERT: u32 = Op::FConvert as u32;
+    const RTE: &[u32] = &[FP_ROUNDING_MODE, 0];
+    const RTZ: &[u32] = &[FP_ROUNDING_MODE, 1];
+    const SAT8: &[u32] = &[SATURATED_FLOAT8];
+    [
+        // SPV_EXT_float8: without the decoration, out of range is NaN into E4M3 ...
+        SmallConv {
+            name: "to_e4m3",
+            opcode: FCONVERT,
+            result: SF_V4E4M3,
+            operand: SF_V4FLOAT,
+            decorations: &[],
+            expected: "convert_fp8e4m3x4(float4)",
+        },
+        // ... and with it, the largest finite value of its sign.
+        SmallConv {
+            name: "to_e4m3_sat",
+            opcode: FCONVERT,
+            result: SF_V4E4M3,
+            operand: SF_V4FLOAT,
+            decorations: &[SAT8],
+            expected: "convert_fp8e4m3x4_sat(float4)",
+        },
+        SmallConv {
+            name: "to_e4m3_sat_rte",
+            opcode: FCONVERT,
+            result: SF_V4E4M3,
+            operand: SF_V4FLOAT,
+            decorations: &[SAT8, RTE],
+            expected: "convert_fp8e4m3x4_sat_rte(float4)",
+        },
+        // Into E5M2 without it: infinity.
+        SmallConv {
+            name: "to_e5m2",
+            opcode: FCONVERT,
+            result: SF_V4E5M2,
+            operand: SF_V4FLOAT,
+            decorations: &[],
+            expected: "convert_fp8e5m2x4(float4)",
+        },
+        SmallConv {
+            name: "to_e5m2_sat_rtz",
+            opcode: FCONVERT,
+            result: SF_V4E5M2,
+            operand: SF_V4FLOAT,
+            decorations: &[RTZ, SAT8],
+            expected: "convert_fp8e5m2x4_sat_rtz(float4)",
+        },
+        // The decoration also applies to OpConvertSToF and OpConvertUToF.
+        SmallConv {
+            name: "int_to_e4m3_sat",
+            opcode: Op::ConvertSToF as u32,
+            result: SF_E4M3,
+            operand: SF_INT,
+            decorations: &[SAT8],
+            expected: "convert_fp8e4m3_sat(int)",
+        },
+        SmallConv {
+            name: "uint_to_e5m2",
+            opcode: Op::ConvertUToF as u32,
+            result: SF_E5M2,
+            operand: SF_INT,
+            decorations: &[],
+            expected: "convert_fp8e5m2(uint)",
+        },
+        SmallConv {
+            name: "from_e5m2",
+            opcode: FCONVERT,
+            result: SF_V4FLOAT,
+            operand: SF_V4E5M2,
+            decorations: &[],
+            expected: "convert_float4(fp8e5m2x4)",
+        },
+        // An integer result saturates with SaturatedConversion, from an 8-bit float too.
+        SmallConv {
+            name: "e4m3_to_char_sat",
+            opcode: Op::ConvertFToS as u32,
+            result: SF_CHAR,
+            operand: SF_E4M3,
+            decorations: &[&[SATURATED], RTE],
+            expected: "convert_char_sat_rte(fp8e4m3)",
+        },
+        // SPV_KHR_bfloat16: OpFConvert into bfloat16, rounding by FPRoundingMode.
+        SmallConv {
+            name: "to_bfloat16_rtz",
+            opcode: FCONVERT,
+            result: SF_V4BF16,
+            operand: SF_V4FLOAT,
+            decorations: &[RTZ],
+            expected: "convert_bfloat4_rtz(float4)",
+        },
+        // SPV_INTEL_bfloat16_conversion: round to nearest even, bits in a 16-bit integer.
+        SmallConv {
+            name: "intel_to_bfloat16",
+            opcode: CONVERT_F_TO_BF16_INTEL,
+            result: SF_V4SHORT,
+            operand: SF_V4FLOAT,
+            decorations: &[],
+            expected: "convert_bfloat4_rte(float4)",
+        },
+        SmallConv {
+            name: "intel_from_bfloat16",
+            opcode: CONVERT_BF16_TO_F_INTEL,
+            result: SF_V4FLOAT,
+            operand: SF_V4SHORT,
+            decorations: &[],
+            expected: "convert_float4(bfloat4)",
+        },
+    ]
+};
+
+/// A Kernel module declaring the three extensions, their capabilities and the types above,
+/// with one function per conversion of `convs`.
+fn small_float_module(convs: &[SmallConv]) -> Asm {
+    let mut a = Asm::new();
+    // Addresses, Linkage, Kernel, Float16Buffer (for the half type the bad cases use),
+    // Float64, Int16, Int8, and the extensions' three.
+    for cap in [
+        4,
+        5,
+        6,
+        FLOAT16_BUFFER,
+        10,
+        22,
+        39,
+        CAP_FLOAT8,
+        CAP_BFLOAT16_TYPE,
+        CAP_BFLOAT16_CONVERSION_INTEL,
+    ] {
+        a.op(CAPABILITY, &[cap]);
+    }
+    for ext in [
+        "SPV_EXT_float8",
+        "SPV_KHR_bfloat16",
+        "SPV_INTEL_bfloat16_conversion",
+    ] {
+        a.op(EXTENSION, &Asm::string(ext));
+    }
+    a.op(MEMORY_MODEL, &[2, 2]); // Physical64 OpenCL
+    a.op(SOURCE, &[3, 300_000]); // OpenCL_C 3.0
+    let function = |i: usize| SF_FIRST_FUNCTION + 4 * i as u32;
+    for (i, c) in convs.iter().enumerate() {
+        let mut name = vec![function(i)];
+        name.extend(Asm::string(c.name));
+        a.op(NAME, &name);
+    }
+    for (i, c) in convs.iter().enumerate() {
+        for d in c.decorations {
+            let mut words = vec![function(i) + 3];
+            words.extend_from_slice(d);
+            a.op(DECORATE, &words);
+        }
+    }
+    a.op(TYPE_VOID, &[SF_VOID])
+        .op(TYPE_FLOAT, &[SF_FLOAT, 32])
+        .op(TYPE_VECTOR, &[SF_V4FLOAT, SF_FLOAT, 4])
+        .op(TYPE_INT, &[SF_INT, 32, 0])
+        .op(TYPE_INT, &[SF_CHAR, 8, 0])
+        .op(TYPE_INT, &[SF_SHORT, 16, 0])
+        .op(TYPE_VECTOR, &[SF_V4SHORT, SF_SHORT, 4])
+        .op(TYPE_FLOAT, &[SF_E4M3, 8, FP_FLOAT8_E4M3_EXT])
+        .op(TYPE_VECTOR, &[SF_V4E4M3, SF_E4M3, 4])
+        .op(TYPE_FLOAT, &[SF_E5M2, 8, FP_FLOAT8_E5M2_EXT])
+        .op(TYPE_VECTOR, &[SF_V4E5M2, SF_E5M2, 4])
+        .op(TYPE_FLOAT, &[SF_BF16, 16, FP_BFLOAT16_KHR])
+        .op(TYPE_VECTOR, &[SF_V4BF16, SF_BF16, 4])
+        .op(TYPE_FLOAT, &[SF_DOUBLE, 64])
+        .op(TYPE_FLOAT, &[SF_HALF, 16]);
+    // One OpTypeFunction per operand type, ids from 40.
+    let mut fn_types: Vec<u32> = Vec::new();
+    for c in convs {
+        if !fn_types.contains(&c.operand) {
+            fn_types.push(c.operand);
+            let id = 40 + fn_types.len() as u32 - 1;
+            a.op(TYPE_FUNCTION, &[id, SF_VOID, c.operand]);
+        }
+    }
+    for (i, c) in convs.iter().enumerate() {
+        let f = function(i);
+        let fn_type = 40 + fn_types.iter().position(|&t| t == c.operand).unwrap() as u32;
+        a.op(FUNCTION, &[SF_VOID, f, 0, fn_type])
+            .op(FUNCTION_PARAMETER, &[c.operand, f + 1])
+            .op(LABEL, &[f + 2])
+            .op(c.opcode, &[c.result, f + 3, f + 1])
+            .op(RETURN, &[])
+            .op(FUNCTION_END, &[]);
+    }
+    // The header's bound: above every id.
+    a.words[3] = function(convs.len());
+    a
+}
+
+/// `a`'s words with the first occurrence of the sequence `from` replaced by `to` (same length).
+fn patched(a: &Asm, from: &[u32], to: &[u32]) -> Vec<u8> {
+    assert_eq!(from.len(), to.len());
+    let mut words = a.words.clone();
+    let at = words
+        .windows(from.len())
+        .position(|w| w == from)
+        .unwrap_or_else(|| panic!("{from:?} not in the module"));
+    words[at..at + to.len()].copy_from_slice(to);
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+#[test]
+fn float8_and_bfloat16_grammar_values() {
+    use clconv::spirv::FpEncoding;
+    assert_eq!(FpEncoding::BFloat16KHR as u32, FP_BFLOAT16_KHR);
+    assert_eq!(FpEncoding::Float8E4M3EXT as u32, FP_FLOAT8_E4M3_EXT);
+    assert_eq!(FpEncoding::Float8E5M2EXT as u32, FP_FLOAT8_E5M2_EXT);
+    assert_eq!(
+        Op::from_opcode(CONVERT_F_TO_BF16_INTEL),
+        Some(Op::ConvertFToBF16INTEL)
+    );
+    assert_eq!(
+        Op::from_opcode(CONVERT_BF16_TO_F_INTEL),
+        Some(Op::ConvertBF16ToFINTEL)
+    );
+    assert_eq!(Op::ConvertFToBF16INTEL.name(), "OpConvertFToBF16INTEL");
+    // The widths of the extensions' FP Encoding tables, and clconv's types.
+    assert_eq!(
+        FpEncoding::ALL.map(|e| (e.width(), e.scalar_type())),
+        [
+            (16, ScalarType::BFloat),
+            (8, ScalarType::Fp8E4M3),
+            (8, ScalarType::Fp8E5M2)
+        ]
+    );
+}
+
+/// One instruction at a time: each maps to the request its extension defines.
+#[test]
+fn float8_and_bfloat16_instructions_map_as_their_extensions_say() {
+    use clconv::spirv::FpEncoding::{BFloat16KHR, Float8E4M3EXT, Float8E5M2EXT};
+    let float = SpirvType::float;
+    let int = SpirvType::int;
+    let enc = SpirvType::encoded;
+    let parse = |text: &str| Request::parse(text, Extensions::default()).unwrap();
+    let map = |i: Instruction| i.request(Extensions::default()).unwrap();
+    let fconvert = |result, operand| inst(Op::FConvert, result, operand);
+    let cases: Vec<(Instruction, &str)> = vec![
+        (
+            fconvert(enc(Float8E4M3EXT).vector(4), float(32).vector(4)),
+            "convert_fp8e4m3x4(float4)",
+        ),
+        (
+            Instruction {
+                saturated: true,
+                ..fconvert(enc(Float8E4M3EXT).vector(4), float(32).vector(4))
+            },
+            "convert_fp8e4m3x4_sat(float4)",
+        ),
+        (
+            Instruction {
+                saturated: true,
+                rounding: Some(Rounding::Rte),
+                ..fconvert(enc(Float8E4M3EXT).vector(4), float(32).vector(4))
+            },
+            "convert_fp8e4m3x4_sat_rte(float4)",
+        ),
+        (
+            fconvert(enc(Float8E5M2EXT).vector(4), float(32).vector(4)),
+            "convert_fp8e5m2x4(float4)",
+        ),
+        (
+            Instruction {
+                saturated: true,
+                ..fconvert(enc(Float8E5M2EXT), float(64))
+            },
+            "convert_fp8e5m2_sat(double)",
+        ),
+        (
+            fconvert(enc(Float8E5M2EXT), enc(Float8E4M3EXT)),
+            "convert_fp8e5m2(fp8e4m3)",
+        ),
+        (
+            Instruction {
+                saturated: true,
+                ..inst(
+                    Op::ConvertUToF,
+                    enc(Float8E4M3EXT).vector(2),
+                    int(16).vector(2),
+                )
+            },
+            "convert_fp8e4m3x2_sat(ushort2)",
+        ),
+        (
+            Instruction {
+                saturated: true,
+                rounding: Some(Rounding::Rtz),
+                ..inst(Op::ConvertFToU, int(8), enc(Float8E5M2EXT))
+            },
+            "convert_uchar_sat_rtz(fp8e5m2)",
+        ),
+        (
+            Instruction {
+                rounding: Some(Rounding::Rtp),
+                ..fconvert(enc(BFloat16KHR).vector(8), float(32).vector(8))
+            },
+            "convert_bfloat8_rtp(float8)",
+        ),
+        (
+            fconvert(float(32).vector(3), enc(BFloat16KHR).vector(3)),
+            "convert_float3(bfloat3)",
+        ),
+        // One rounding from the exact value (the module docs say why).
+        (
+            fconvert(enc(BFloat16KHR), float(64)),
+            "convert_bfloat(double)",
+        ),
+        (
+            inst(Op::ConvertFToS, int(32), enc(BFloat16KHR)),
+            "convert_int(bfloat)",
+        ),
+        (
+            inst(
+                Op::ConvertSToF,
+                enc(BFloat16KHR).vector(16),
+                int(64).vector(16),
+            ),
+            "convert_bfloat16(long16)",
+        ),
+        (
+            inst(
+                Op::ConvertFToBF16INTEL,
+                int(16).vector(4),
+                float(32).vector(4),
+            ),
+            "convert_bfloat4_rte(float4)",
+        ),
+        (
+            Instruction {
+                rounding: Some(Rounding::Rte),
+                ..inst(Op::ConvertFToBF16INTEL, int(16), float(32))
+            },
+            "convert_bfloat_rte(float)",
+        ),
+        (
+            inst(
+                Op::ConvertBF16ToFINTEL,
+                float(32).vector(4),
+                int(16).vector(4),
+            ),
+            "convert_float4(bfloat4)",
+        ),
+        (
+            inst(
+                Op::ConvertBF16ToFINTEL,
+                float(32).vector(16),
+                int(16).vector(16),
+            ),
+            "convert_float16(bfloat16)",
+        ),
+    ];
+    for (i, expected) in cases {
+        assert_eq!(map(i), parse(expected), "{i:?}");
+    }
+    // Into bfloat16, one rounding from the exact value where SPV_KHR_bfloat16 describes two
+    // (through binary32), as the module docs say: 2^24 + 2^16 + 1 is 2^24 + 2^17 in bfloat16
+    // (0x4b81), where rounding to binary32 first gives the tie 2^24 + 2^16, then 2^24 (0x4b80).
+    let request = map(inst(Op::ConvertSToF, enc(BFloat16KHR), int(32)));
+    let mut out = [0u8; 2];
+    reference::evaluate(
+        &request,
+        Layout::Packed,
+        &(16_842_753i32).to_le_bytes(),
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(u16::from_le_bytes(out), 0x4b81);
+    // The bfloat16 bits read as SPV_INTEL_bfloat16_conversion's OpenCL C built-ins name them.
+    assert_eq!(
+        map(inst(
+            Op::ConvertFToBF16INTEL,
+            int(16).vector(4),
+            float(32).vector(4)
+        )),
+        parse("intel_convert_bfloat164_as_ushort4(float4)")
+    );
+
+    // What the extensions do not allow: typed errors naming the instruction.
+    let err = |i: Instruction| {
+        let e = i.request(Extensions::with_fp16()).unwrap_err();
+        let text = e.to_string();
+        assert!(text.starts_with("%42") && !text.contains('\n'), "{text}");
+        e
+    };
+    // Saturation of a bfloat16 or half result (SaturatedToLargestFloat8NormalConversionEXT is
+    // for 8-bit float results only).
+    for result in [enc(BFloat16KHR), float(16)] {
+        let e = err(Instruction {
+            saturated: true,
+            ..fconvert(result, float(32))
+        });
+        assert!(
+            matches!(e, SpirvError::DecorationNotApplicable { .. }),
+            "{e}"
+        );
+    }
+    // An 8-bit OpTypeFloat without an encoding.
+    let e = err(fconvert(float(8), float(32)));
+    assert!(
+        matches!(
+            e,
+            SpirvError::UnsupportedType {
+                role: Role::Result,
+                ..
+            }
+        ) && e.to_string().contains("Float8E4M3EXT"),
+        "{e}"
+    );
+    // The INTEL instructions: only nearest even, no saturation, float and 16-bit integers.
+    let e = err(Instruction {
+        rounding: Some(Rounding::Rtz),
+        ..inst(Op::ConvertFToBF16INTEL, int(16), float(32))
+    });
+    assert!(
+        matches!(
+            e,
+            SpirvError::DecorationNotApplicable {
+                op: Op::ConvertFToBF16INTEL,
+                ..
+            }
+        ) && e.to_string().contains("FPRoundingMode RTZ"),
+        "{e}"
+    );
+    let e = err(Instruction {
+        saturated: true,
+        ..inst(Op::ConvertBF16ToFINTEL, float(32), int(16))
+    });
+    assert!(
+        matches!(e, SpirvError::DecorationNotApplicable { .. }),
+        "{e}"
+    );
+    for (op, result, operand, role) in [
+        (Op::ConvertFToBF16INTEL, int(16), float(64), Role::Operand),
+        (
+            Op::ConvertFToBF16INTEL,
+            int(16),
+            enc(BFloat16KHR),
+            Role::Operand,
+        ),
+        (Op::ConvertFToBF16INTEL, int(32), float(32), Role::Result),
+        (Op::ConvertBF16ToFINTEL, float(16), int(16), Role::Result),
+        (Op::ConvertBF16ToFINTEL, float(32), int(8), Role::Operand),
+    ] {
+        let e = err(inst(op, result, operand));
+        assert!(
+            matches!(e, SpirvError::UnsupportedType { role: r, .. } if r == role),
+            "{e}"
+        );
+    }
+    let e = err(inst(Op::ConvertFToBF16INTEL, float(16), float(32)));
+    assert!(
+        matches!(
+            e,
+            SpirvError::OperandKind {
+                role: Role::Result,
+                ..
+            }
+        ) && e.to_string().contains("16-bit integer"),
+        "{e}"
+    );
+    let e = err(inst(
+        Op::ConvertBF16ToFINTEL,
+        float(32).vector(4),
+        int(16).vector(2),
+    ));
+    assert!(matches!(e, SpirvError::ComponentCount { .. }), "{e}");
+}
+
+/// Compiles `m` with `spirv::lower` in one operand form and runs it on `src` (the operand's
+/// bytes), returning the result's bytes.
+fn run_lowered(jit: &mut JITModule, n: usize, m: &spirv::Mapped, src: &[u8]) -> Vec<u8> {
+    let (s, d) = (m.request.src(), m.request.dst());
+    let f = compile(
+        jit,
+        n,
+        &Lowering::without_isa(),
+        &m.instruction,
+        &m.request,
+        Form::Components,
+    );
+    let mut padded = vec![0u8; vector_parts(s).1 * 16];
+    padded[..src.len()].copy_from_slice(src);
+    let mut dst = vec![0u8; vector_parts(d).1 * 16 + 16];
+    f(padded.as_ptr(), dst.as_mut_ptr());
+    dst.truncate(d.lanes() * d.elem.bytes());
+    dst
+}
+
+/// The module built word by word: every conversion maps to the request its extension defines,
+/// lowers with one `spirv::lower` call and runs bit-exact against the reference (both operand
+/// forms, per element and with the host's table); and the values the extensions name come out.
+#[test]
+fn float8_and_bfloat16_modules_map_and_lower() {
+    let bytes = small_float_module(&FLOAT8_CONVERSIONS).bytes();
+    let module = Module::parse(&bytes).unwrap();
+    // No extension needed: these are not half.
+    let found = module.conversions(Extensions::default()).unwrap();
+    assert_eq!(found.len(), FLOAT8_CONVERSIONS.len());
+    for (m, c) in found.iter().zip(&FLOAT8_CONVERSIONS) {
+        assert_eq!(m.function.to_string(), c.name);
+        assert_eq!(
+            m.request,
+            Request::parse(c.expected, Extensions::default()).unwrap(),
+            "{}",
+            c.name
+        );
+    }
+    // Big-endian: the same.
+    let swapped: Vec<u8> = small_float_module(&FLOAT8_CONVERSIONS)
+        .words
+        .iter()
+        .flat_map(|w| w.to_be_bytes())
+        .collect();
+    assert_eq!(
+        Module::parse(&swapped)
+            .unwrap()
+            .conversions(Extensions::default())
+            .unwrap(),
+        found
+    );
+
+    let host = clconv::target::Target::Host.isa().unwrap();
+    let lowerings = [
+        ("per element", Lowering::without_isa()),
+        (
+            "the host table's vector recipes",
+            Lowering::for_isa(&*host).unwrap(),
+        ),
+        (
+            "static mode rtz",
+            Lowering::without_isa().with_static_mode(Rounding::Rtz),
+        ),
+    ];
+    let mut jit = jit_module();
+    let mut n = 0;
+    let mut runs = 0;
+    for m in &found {
+        let (s, d) = (m.request.src(), m.request.dst());
+        for (what, lowering) in &lowerings {
+            for form in [Form::Components, Form::Parts] {
+                n += 1;
+                let f = compile(&mut jit, n, lowering, &m.instruction, &m.request, form);
+                let elems = element_inputs(s.elem, 256 * s.lanes(), n as u64);
+                for chunk in elems.chunks(s.lanes()) {
+                    let mut src = vec![0u8; vector_parts(s).1 * 16];
+                    let w = s.elem.bytes();
+                    for (i, &x) in chunk.iter().enumerate() {
+                        src[i * w..(i + 1) * w].copy_from_slice(&x.to_le_bytes()[..w]);
+                    }
+                    let mut dst = vec![0u8; vector_parts(d).1 * 16 + 16];
+                    f(src.as_ptr(), dst.as_mut_ptr());
+                    let value = d.lanes() * d.elem.bytes();
+                    let mut want = vec![0u8; value];
+                    reference::evaluate(
+                        &m.request,
+                        Layout::Packed,
+                        &src[..s.lanes() * w],
+                        &mut want,
+                    )
+                    .unwrap();
+                    assert_eq!(
+                        dst[..value],
+                        want[..],
+                        "{} %{} {} ({what}, {form:?}) on {:02x?}",
+                        m.function,
+                        m.instruction.id,
+                        m.request,
+                        &src[..s.lanes() * w]
+                    );
+                    runs += 1;
+                }
+            }
+        }
+    }
+
+    // The values the extensions name, through the lowered code.
+    let by_name = |name: &str| {
+        found
+            .iter()
+            .find(|m| m.function.to_string() == name)
+            .unwrap()
+    };
+    let floats = |xs: [f32; 4]| -> Vec<u8> { xs.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let big = floats([1.0e5, -1.0e6, f32::INFINITY, f32::NEG_INFINITY]);
+    let nan = floats([f32::NAN, -f32::NAN, 1.0, -0.5]);
+    // Beyond both formats' range (E5M2's largest finite is 57344, rounding to it below 61440).
+    // E4M3 (448 = 0x7e, NaN S.1111.111, 1.0 = 0x38, -0.5 = 0xb0): without the decoration,
+    // "out-of-range values and infinity are converted to NaN" ...
+    let e4m3 = run_lowered(&mut jit, n + 1, by_name("to_e4m3"), &big);
+    assert!(e4m3.iter().all(|b| b & 0x7f == 0x7f), "{e4m3:02x?}");
+    // ... with it, to the "largest representable finite value with a matching sign"; NaN stays.
+    for (k, name) in ["to_e4m3_sat", "to_e4m3_sat_rte"].into_iter().enumerate() {
+        let sat = run_lowered(&mut jit, n + 2 + k, by_name(name), &big);
+        assert_eq!(sat, [0x7e, 0xfe, 0x7e, 0xfe], "{name}");
+        let kept = run_lowered(&mut jit, n + 4 + k, by_name(name), &nan);
+        assert!(
+            kept[0] & 0x7f == 0x7f && kept[1] & 0x7f == 0x7f,
+            "{name}: {kept:02x?}"
+        );
+        assert_eq!(kept[2..], [0x38, 0xb0], "{name}");
+    }
+    // E5M2 (57344 = 0x7b, infinity 0x7c): "infinity with a matching sign" without it.
+    let e5m2 = run_lowered(&mut jit, n + 6, by_name("to_e5m2"), &big);
+    assert_eq!(e5m2, [0x7c, 0xfc, 0x7c, 0xfc]);
+    let sat = run_lowered(&mut jit, n + 7, by_name("to_e5m2_sat_rtz"), &big);
+    assert_eq!(sat, [0x7b, 0xfb, 0x7b, 0xfb]);
+    // int -> E4M3, saturated: 1000 -> 448.
+    let sat = run_lowered(
+        &mut jit,
+        n + 8,
+        by_name("int_to_e4m3_sat"),
+        &1000i32.to_le_bytes(),
+    );
+    assert_eq!(sat, [0x7e]);
+    // OpConvertFToBF16INTEL rounds to nearest even: 1 + 2^-8 (0x3f808000) is a tie that goes to
+    // 0x3f80, 1 + 3 * 2^-8 (0x3f818000) one that goes to 0x3f82; 1 + 2^-8 + 2^-20 rounds up.
+    let ties: Vec<u8> = [0x3f80_8000u32, 0x3f81_8000, 0x3f80_8001, 0xbf80_8000]
+        .iter()
+        .flat_map(|b| b.to_le_bytes())
+        .collect();
+    let bf = run_lowered(&mut jit, n + 9, by_name("intel_to_bfloat16"), &ties);
+    let bf: Vec<u16> = bf
+        .chunks(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    assert_eq!(bf, [0x3f80, 0x3f82, 0x3f81, 0xbf80]);
+    // The RTZ OpFConvert truncates them all.
+    let bf = run_lowered(&mut jit, n + 10, by_name("to_bfloat16_rtz"), &ties);
+    let bf: Vec<u16> = bf
+        .chunks(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    assert_eq!(bf, [0x3f80, 0x3f81, 0x3f80, 0xbf80]);
+    // OpConvertBF16ToFINTEL pads with zeros: 0x3f81 is 0x3f810000.
+    let back = run_lowered(
+        &mut jit,
+        n + 11,
+        by_name("intel_from_bfloat16"),
+        &[0x81, 0x3f, 0x80, 0xff, 0xc0, 0x7f, 0x01, 0x00],
+    );
+    let back: Vec<u32> = back
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    assert_eq!(back, [0x3f81_0000, 0xff80_0000, 0x7fc0_0000, 0x0001_0000]);
+    show(&format!(
+        "\nfloat8/bfloat16 module: {} conversion instructions lowered with spirv::lower ({n} \
+         functions: 3 lowerings x 2 operand forms), {runs} runs, bit-exact against the \
+         reference\n",
+        found.len()
+    ));
+    // SAFETY: no function of the module is called after this.
+    unsafe { jit.free_memory() };
+}
+
+/// Malformed modules: typed errors, one line each, naming the instruction; never a panic.
+#[test]
+fn malformed_float8_and_bfloat16_modules_are_typed_errors() {
+    let good = small_float_module(&FLOAT8_CONVERSIONS);
+    let e4m3_type = [(4 << 16) | TYPE_FLOAT, SF_E4M3, 8, FP_FLOAT8_E4M3_EXT];
+    let check = |bytes: &[u8], what: &str| -> SpirvError {
+        read_any(bytes);
+        let e = read_err(bytes);
+        assert!(!e.to_string().is_empty(), "{what}");
+        e
+    };
+    // An FP Encoding SPIR-V does not define.
+    let bytes = patched(&good, &e4m3_type, &[e4m3_type[0], SF_E4M3, 8, 7]);
+    let e = check(&bytes, "unknown encoding");
+    assert!(
+        matches!(
+            &e,
+            SpirvError::FloatEncoding {
+                width: 8,
+                encoding: 7,
+                at,
+                ..
+            } if at.id == Some(SF_E4M3)
+        ),
+        "{e:?}"
+    );
+    let text = e.to_string();
+    assert!(
+        text.starts_with("%9 (OpTypeFloat")
+            && text.contains("7 is not an FP Encoding SPIR-V defines")
+            && text.contains("Float8E4M3EXT (4214)"),
+        "{text}"
+    );
+    // One SPIR-V defines but clconv has no type for (Float6E2M3EXT, 4223).
+    let bytes = patched(&good, &e4m3_type, &[e4m3_type[0], SF_E4M3, 6, 4223]);
+    let e = check(&bytes, "Float6E2M3EXT");
+    assert!(
+        matches!(e, SpirvError::FloatEncoding { encoding: 4223, .. })
+            && e.to_string().contains("Float6E2M3EXT"),
+        "{e}"
+    );
+    // A width the encoding does not have.
+    let bytes = patched(
+        &good,
+        &e4m3_type,
+        &[e4m3_type[0], SF_E4M3, 16, FP_FLOAT8_E4M3_EXT],
+    );
+    let e = check(&bytes, "width");
+    assert!(
+        matches!(
+            e,
+            SpirvError::FloatEncoding {
+                width: 16,
+                encoding: FP_FLOAT8_E4M3_EXT,
+                ..
+            }
+        ) && e
+            .to_string()
+            .contains("Float8E4M3EXT (SPV_EXT_float8) is 8 bits wide, not 16"),
+        "{e}"
+    );
+    let bf16_type = [(4 << 16) | TYPE_FLOAT, SF_BF16, 16, FP_BFLOAT16_KHR];
+    let bytes = patched(
+        &good,
+        &bf16_type,
+        &[bf16_type[0], SF_BF16, 32, FP_BFLOAT16_KHR],
+    );
+    let e = check(&bytes, "bfloat16 width");
+    assert!(
+        matches!(
+            e,
+            SpirvError::FloatEncoding {
+                width: 32,
+                encoding: 0,
+                ..
+            }
+        ),
+        "{e}"
+    );
+
+    // SaturatedToLargestFloat8NormalConversionEXT where SPV_EXT_float8 does not allow it: on a
+    // bfloat16 result, an integer result (OpConvertFToS), a half result.
+    let fconvert = Op::FConvert as u32;
+    let misplaced: [(u32, u32, u32); 4] = [
+        (fconvert, SF_V4BF16, SF_V4FLOAT),
+        (Op::ConvertFToS as u32, SF_CHAR, SF_E4M3),
+        (fconvert, SF_HALF, SF_FLOAT),
+        (CONVERT_F_TO_BF16_INTEL, SF_V4SHORT, SF_V4FLOAT),
+    ];
+    for (opcode, result, operand) in misplaced {
+        let a = small_float_module(&[SmallConv {
+            name: "f",
+            opcode,
+            result,
+            operand,
+            decorations: &[&[SATURATED_FLOAT8]],
+            expected: "",
+        }]);
+        let e = check(
+            &a.bytes(),
+            "misplaced SaturatedToLargestFloat8NormalConversionEXT",
+        );
+        assert!(
+            matches!(
+                &e,
+                SpirvError::DecorationNotApplicable { id, decoration, .. }
+                    if *id == SF_FIRST_FUNCTION + 3
+                        && decoration == "SaturatedToLargestFloat8NormalConversionEXT"
+            ),
+            "{opcode} {result}: {e}"
+        );
+        assert!(e.to_string().contains("must only be applied to"), "{e}");
+    }
+    // SaturatedConversion on an 8-bit float result (SPIR-V: for integer results).
+    let a = small_float_module(&[SmallConv {
+        name: "f",
+        opcode: fconvert,
+        result: SF_E5M2,
+        operand: SF_FLOAT,
+        decorations: &[&[SATURATED]],
+        expected: "",
+    }]);
+    let e = check(&a.bytes(), "SaturatedConversion on fp8");
+    assert!(
+        matches!(
+            &e,
+            SpirvError::DecorationNotApplicable { decoration, .. } if decoration == "SaturatedConversion"
+        ) && e
+            .to_string()
+            .contains("SaturatedToLargestFloat8NormalConversionEXT"),
+        "{e}"
+    );
+    // The decoration on something that is not a conversion.
+    let mut a = small_float_module(&FLOAT8_CONVERSIONS[..1]);
+    let at = a
+        .words
+        .iter()
+        .position(|&w| w == (3 << 16) | FUNCTION_PARAMETER)
+        .unwrap();
+    a.words.splice(
+        at..at,
+        [
+            (3 << 16) | DECORATE,
+            SF_FIRST_FUNCTION + 1,
+            SATURATED_FLOAT8,
+        ],
+    );
+    // (A decoration before the types is where SPIR-V wants it, but the reader takes it anywhere.)
+    let e = check(&a.bytes(), "on a parameter");
+    assert!(
+        matches!(e, SpirvError::DecorationOnNonConversion { .. })
+            && e.to_string()
+                .contains("SaturatedToLargestFloat8NormalConversionEXT"),
+        "{e}"
+    );
+}
+
+/// `tests/spirv/float8_conversions.spv` is what `small_float_module` writes for
+/// FLOAT8_CONVERSIONS (`CLCONV_WRITE_FIXTURES=1` rewrites it), and reads as they say.
+#[test]
+fn float8_fixture_is_the_generator_s_module() {
+    let bytes = small_float_module(&FLOAT8_CONVERSIONS).bytes();
+    let path = format!("{DIR}float8_conversions.spv");
+    if std::env::var_os("CLCONV_WRITE_FIXTURES").is_some() {
+        std::fs::write(&path, &bytes).unwrap();
+    }
+    assert!(
+        fixture("float8_conversions.spv") == bytes,
+        "{path} differs from small_float_module(&FLOAT8_CONVERSIONS): rerun with \
+         CLCONV_WRITE_FIXTURES=1 if the generator changed on purpose"
+    );
+    let items = Module::parse(&bytes)
+        .unwrap()
+        .items(Extensions::default())
+        .unwrap();
+    let listed: Vec<(String, String)> = items
+        .iter()
+        .map(|i| (i.function().to_string(), i.to_string()))
+        .collect();
+    let expected: Vec<(String, String)> = FLOAT8_CONVERSIONS
+        .iter()
+        .map(|c| (c.name.to_string(), c.expected.to_string()))
+        .collect();
+    assert_eq!(listed, expected);
+}
+
+/// Every truncation of `float8_conversions.spv`, and every word overwritten with the values
+/// the extensions use (encodings, widths, the decoration, the INTEL opcodes) or others, reads
+/// as a module or a one-line error: never a panic.
+#[test]
+fn every_truncation_and_word_overwrite_of_the_float8_module_is_an_error_not_a_panic() {
+    let good = fixture("float8_conversions.spv");
+    let mut executions = 0;
+    for len in 0..good.len() {
+        read_any(&good[..len]);
+        executions += 1;
+    }
+    let mut state = 11;
+    for word in 0..good.len() / 4 {
+        for value in [
+            0,
+            8,
+            16,
+            32,
+            FP_FLOAT8_E4M3_EXT,
+            FP_FLOAT8_E5M2_EXT,
+            4223,
+            SATURATED_FLOAT8,
+            SATURATED,
+            CONVERT_F_TO_BF16_INTEL,
+            CONVERT_BF16_TO_F_INTEL,
+            (4 << 16) | CONVERT_F_TO_BF16_INTEL,
+            (4 << 16) | TYPE_FLOAT,
+            SF_E4M3,
+            SF_BF16,
+            SF_V4SHORT,
+            u32::MAX,
+            xorshift(&mut state) as u32,
+        ] {
+            let mut bad = good.clone();
+            bad[4 * word..4 * word + 4].copy_from_slice(&value.to_le_bytes());
+            read_any(&bad);
+            executions += 1;
+        }
+    }
+    show(&format!(
+        "\nfloat8_conversions.spv: {executions} truncated and overwritten copies read, no panic\n"
+    ));
 }

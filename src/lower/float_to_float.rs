@@ -35,39 +35,51 @@
 //! and pins the bits.)
 
 use super::block::BlockSpec;
-use super::half;
 use super::lanes::{each_pair, low_dwords};
+use super::small_float::{self, SmallFloat};
 use super::values::bitcast_le;
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 
-/// Emits `convert_<dst>_<rounding>(<src>)` on one element (half as I16 bits).
+/// Emits `convert_<dst>[_sat]_<rounding>(<src>)` on one element (the formats narrower than
+/// float as their bits: I16 or I8). `saturate` is `_sat` into bfloat or an 8-bit float.
+/// Conversions from or to those formats go through float: exactly from them; into them from
+/// float by the mode, from double rounded to odd first (as double -> half).
 pub fn emit(
     b: &mut FunctionBuilder,
     src: ScalarType,
     dst: ScalarType,
     rounding: Rounding,
+    saturate: bool,
     x: Value,
 ) -> Value {
-    use ScalarType::{Double, Float, Half};
+    use ScalarType::{Double, Float};
+    let (small_src, small_dst) = (SmallFloat::of(src), SmallFloat::of(dst));
+    if small_src.is_some() || small_dst.is_some() {
+        // Source to float (exact); a double rounded to odd, which keeps the final rounding
+        // exact (24 bits >= the destination's 11 + 2).
+        let f_bits = match (src, small_src) {
+            (_, Some(fmt)) => {
+                let f = small_float::to_f32(b, fmt, x);
+                bitcast_le(b, types::I32, f)
+            }
+            (Float, None) => bitcast_le(b, types::I32, x),
+            (_, None) => demote_f64_to_odd_bits(b, x),
+        };
+        return match (dst, small_dst) {
+            (_, Some(fmt)) => small_float::from_f32_bits(b, fmt, f_bits, rounding, saturate),
+            (Float, None) => bitcast_le(b, types::F32, f_bits),
+            (_, None) => {
+                let f = bitcast_le(b, types::F32, f_bits);
+                promote_f32(b, f)
+            }
+        };
+    }
     match (src, dst) {
         (Float, Double) => promote_f32(b, x),
-        (Half, Float) => half::half_bits_to_f32(b, x),
-        (Half, Double) => {
-            let f = half::half_bits_to_f32(b, x);
-            promote_f32(b, f)
-        }
         (Double, Float) => demote_f64(b, x, rounding),
-        (Float, Half) => {
-            let bits = bitcast_le(b, types::I32, x);
-            half::f32_bits_to_half(b, bits, rounding)
-        }
-        (Double, Half) => {
-            let odd = demote_f64_to_odd_bits(b, x);
-            half::f32_bits_to_half(b, odd, rounding)
-        }
         _ => unreachable!("float_to_float::emit called for {src} -> {dst}"),
     }
 }

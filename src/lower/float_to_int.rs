@@ -10,7 +10,6 @@
 //! defines them as the `_sat` result, so the same code serves both and every target agrees.
 //! The trapping `fcvt_to_sint` is never emitted. half is widened to float first, exactly.
 
-use super::half;
 use super::lanes::{round_vector, VectorRounding};
 use super::values::element_type;
 use super::values::int_const;
@@ -18,8 +17,8 @@ use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 
-/// Emits `convert_<dst>_sat_<rounding>(<src>)` on one element of float type `src` (half as I16
-/// bits).
+/// Emits `convert_<dst>_sat_<rounding>(<src>)` on one element of float type `src` (the formats
+/// narrower than float as their bits).
 pub fn emit(
     b: &mut FunctionBuilder,
     src: ScalarType,
@@ -27,10 +26,9 @@ pub fn emit(
     rounding: Rounding,
     x: Value,
 ) -> Value {
-    let f = if src == ScalarType::Half {
-        half::half_bits_to_f32(b, x)
-    } else {
-        x
+    let f = match super::small_float::SmallFloat::of(src) {
+        Some(fmt) => super::small_float::to_f32(b, fmt, x),
+        None => x,
     };
     let rounded = match rounding {
         Rounding::Rte => b.ins().nearest(f),

@@ -21,9 +21,13 @@
 //! Hard inputs: 65504, 65519 (rte: 65504), 65520 (rte: inf), 2^-24, 2^-25 (tie: rte 0),
 //! 3 * 2^-26, the largest subnormal + half a unit, -0.0, f32 subnormals, NaN payloads.
 //!
-//! half -> float is exact: normals rebias the exponent, subnormals are `q * 2^-24` computed as
-//! an exact integer-to-float conversion and an exact multiplication by a power of two, NaNs are
-//! quieted (as x86 and AArch64 hardware do), keeping sign and payload.
+//! The module comment above describes the directed modes' sequences. Nearest-even, the default
+//! and the mode bulk conversions use, takes a shorter road (`f32x4_to_half_rte`): the
+//! floating-point addition does the rounding, as in Maratyszcza's FP16 library.
+//!
+//! half -> float is exact: normals rebias the exponent and scale by an exact power of two,
+//! subnormals are `0.5 + q * 2^-24` built from the bits minus 0.5, NaNs are quieted (as x86
+//! and AArch64 hardware do), keeping sign and payload.
 
 use super::values::{bitcast_le, int_const};
 use crate::types::Rounding;
@@ -33,6 +37,9 @@ use cranelift_frontend::FunctionBuilder;
 
 /// Rounds the float whose bits are the I32 `x` to half by `rounding`; returns I16 bits.
 pub fn f32_bits_to_half(b: &mut FunctionBuilder, x: Value, rounding: Rounding) -> Value {
+    if rounding == Rounding::Rte {
+        return f32_bits_to_half_rte(b, x);
+    }
     let i32t = types::I32;
     let sign = b.ins().ushr_imm_u(x, 31);
     let a = b.ins().band_imm_u(x, 0x7fff_ffffu32 as i64);
@@ -118,41 +125,74 @@ pub fn f32_bits_to_half(b: &mut FunctionBuilder, x: Value, rounding: Rounding) -
     b.ins().ireduce(types::I16, result)
 }
 
-/// Widens the half whose bits are the I16 `h` to an F32 value, exactly.
+/// The scalar form of [`f32x4_to_half`]'s nearest-even sequence (see `f32x4_to_half_rte`):
+/// the floating-point addition rounds, integer operations take the half out of the sum's bits.
+fn f32_bits_to_half_rte(b: &mut FunctionBuilder, x: Value) -> Value {
+    let i = types::I32;
+    let f = types::F32;
+    let a = b.ins().band_imm_u(x, 0x7fff_ffff);
+    let sign = b.ins().bxor(x, a);
+    let af = bitcast_le(b, f, a);
+    let to_inf = b.ins().f32const(f32::from_bits(0x7780_0000)); // 2^112
+    let to_zero = b.ins().f32const(f32::from_bits(0x0880_0000)); // 2^-110
+    let base = b.ins().fmul(af, to_inf);
+    let base = b.ins().fmul(base, to_zero);
+    let bias = b.ins().band_imm_u(a, 0x7f80_0000);
+    let min_bias = int_const(b, i, 0x3880_0000);
+    let bias = b.ins().smax(bias, min_bias);
+    let bias = b.ins().iadd_imm_u(bias, 0x0780_0000);
+    let bias = bitcast_le(b, f, bias);
+    let sum = b.ins().fadd(bias, base);
+    let sum = bitcast_le(b, i, sum);
+    let exponent = b.ins().ushr_imm_u(sum, 13);
+    let exponent = b.ins().band_imm_u(exponent, 0x7c00);
+    let fraction = b.ins().band_imm_u(sum, 0xfff);
+    let h = b.ins().iadd(exponent, fraction);
+    let is_nan = b
+        .ins()
+        .icmp_imm_u(IntCC::UnsignedGreaterThan, a, 0x7f80_0000);
+    let payload = b.ins().ushr_imm_u(a, 13);
+    let nan = b.ins().bor_imm_u(payload, 0x7e00);
+    let nan = b.ins().band_imm_u(nan, 0x7fff);
+    let h = b.ins().select(is_nan, nan, h);
+    let sign = b.ins().ushr_imm_u(sign, 16);
+    let h = b.ins().bor(h, sign);
+    b.ins().ireduce(types::I16, h)
+}
+
+/// Widens the half whose bits are the I16 `h` to an F32 value, exactly: the scalar form of
+/// [`half_to_f32x4`] with its NaN taken from the integer bits (a multiplication gives the
+/// canonical NaN on RISC-V).
 pub fn half_bits_to_f32(b: &mut FunctionBuilder, h: Value) -> Value {
-    let i32t = types::I32;
-    let h = b.ins().uextend(i32t, h);
-    let sign = b.ins().band_imm_u(h, 0x8000);
-    let sign = b.ins().ishl_imm_u(sign, 16);
-    let e = b.ins().ushr_imm_u(h, 10);
-    let e = b.ins().band_imm_u(e, 0x1f);
-    let m = b.ins().band_imm_u(h, 0x3ff);
-    let m13 = b.ins().ishl_imm_u(m, 13);
-
-    // Normal: rebias 15 -> 127.
-    let e_f32 = b.ins().iadd_imm_u(e, 112);
-    let e_f32 = b.ins().ishl_imm_u(e_f32, 23);
-    let normal = b.ins().bor(e_f32, m13);
-
-    // inf / NaN: all-ones exponent, payload kept, quiet bit set for NaNs.
-    let is_nan = b.ins().icmp_imm_u(IntCC::NotEqual, m, 0);
-    let quiet = b.ins().uextend(i32t, is_nan);
-    let quiet = b.ins().ishl_imm_u(quiet, 22);
-    let special = b.ins().bor_imm_u(m13, 0x7f80_0000);
-    let special = b.ins().bor(special, quiet);
-
-    // Subnormal (and zero): m * 2^-24, both steps exact.
-    let mf = b.ins().fcvt_from_sint(types::F32, m);
-    let scale = b.ins().f32const(f32::from_bits(0x3380_0000)); // 2^-24
-    let sub = b.ins().fmul(mf, scale);
-    let sub = bitcast_le(b, i32t, sub);
-
-    let is_special = b.ins().icmp_imm_u(IntCC::Equal, e, 31);
-    let is_sub = b.ins().icmp_imm_u(IntCC::Equal, e, 0);
+    let i = types::I32;
+    let f = types::F32;
+    let h = b.ins().uextend(i, h);
+    let w = b.ins().ishl_imm_u(h, 16);
+    let sign = b.ins().band_imm_u(w, 0x8000_0000u32 as i64);
+    let abs = b.ins().bxor(w, sign);
+    let shifted = b.ins().ushr_imm_u(abs, 3);
+    let normal_bits = b.ins().iadd_imm_u(shifted, 0x7000_0000);
+    let normal = bitcast_le(b, f, normal_bits);
+    let scale = b.ins().f32const(f32::from_bits(0x0780_0000)); // 2^-112
+    let normal = b.ins().fmul(normal, scale);
+    let normal = bitcast_le(b, i, normal);
+    let is_nan = b
+        .ins()
+        .icmp_imm_u(IntCC::UnsignedGreaterThan, normal_bits, 0x7f80_0000);
+    let nan = b.ins().bor_imm_u(normal_bits, 0x0040_0000);
+    let normal = b.ins().select(is_nan, nan, normal);
+    let m = b.ins().ushr_imm_u(abs, 16);
+    let sub = b.ins().bor_imm_u(m, 0x3f00_0000);
+    let sub = bitcast_le(b, f, sub);
+    let half = b.ins().f32const(0.5);
+    let sub = b.ins().fsub(sub, half);
+    let sub = bitcast_le(b, i, sub);
+    let is_sub = b
+        .ins()
+        .icmp_imm_u(IntCC::UnsignedLessThan, abs, 0x0400_0000);
     let bits = b.ins().select(is_sub, sub, normal);
-    let bits = b.ins().select(is_special, special, bits);
     let bits = b.ins().bor(bits, sign);
-    bitcast_le(b, types::F32, bits)
+    bitcast_le(b, f, bits)
 }
 
 /// Vector float -> half by `rounding`: F32X4 in, I32X4 out with the half bits in each lane's
@@ -173,6 +213,9 @@ pub fn f32x4_to_half(
     kind: super::lanes::VectorRounding,
 ) -> Value {
     use super::lanes::splat_bits;
+    if rounding == Rounding::Rte {
+        return f32x4_to_half_rte(b, x);
+    }
     let i = types::I32X4;
     let xb = bitcast_le(b, i, x);
     let sign_bit = splat_bits(b, i, 0x8000_0000);
@@ -249,8 +292,72 @@ pub fn f32x4_to_half(
     let quiet = splat_bits(b, i, 0x7e00);
     let nan = b.ins().bor(payload, quiet);
     let h = b.ins().bitselect(is_nan, nan, h);
-    let sign16 = b.ins().ushr_imm_u(sign, 16);
+    // The sign, extended over the lane's upper half: `snarrow` then packs exactly.
+    let sign16 = b.ins().sshr_imm_u(sign, 16);
     b.ins().bor(h, sign16)
+}
+
+/// Vector float -> half rounded to nearest-even, in 20 operations per four lanes, with the
+/// floating-point unit doing the rounding (Cranelift's `fmul`/`fadd` round to nearest-even on
+/// every backend). The sequence of Maratyszcza's FP16 library (`fp16_ieee_from_fp32_value`):
+/// - `base = |x| * 2^112 * 2^-110` is `4|x|`, except that the first product overflows to
+///   infinity exactly when `|x|` rounds to half's infinity (`|x| >= 65520`), and the second
+///   brings it back to where the addition below rounds it.
+/// - `bias` is `2^(max(e, -14) + 15)` for `|x| = 2^e * 1.f`: in bits, |x|'s exponent field
+///   raised to at least 2^-14's (half's smallest normal), plus 15. A unit in the last place of
+///   the sum `bias + 4|x|` is `2^(max(e, -14) - 8)`: four times half's unit at |x|'s exponent
+///   (2^-24 for subnormal results), so the addition rounds `4|x|` to half's precision, to
+///   nearest-even.
+/// - The sum's bits hold the half: `(sum >> 13) & 0x7c00` is its exponent field less one (the
+///   bias's exponent, rebiased modulo 32) and `sum & 0xfff` its 11-bit significand with the
+///   implicit bit, which adds the one back; a rounding carry moves up into the exponent.
+/// - NaN is selected from the integer bits: the sign, the top 10 payload bits, the quiet bit.
+///
+/// The result lanes hold the half sign-extended to 32 bits, ready for `snarrow`.
+fn f32x4_to_half_rte(b: &mut FunctionBuilder, x: Value) -> Value {
+    use super::lanes::splat_bits;
+    let i = types::I32X4;
+    let f = types::F32X4;
+    let w = bitcast_le(b, i, x);
+    let abs_mask = splat_bits(b, i, 0x7fff_ffff);
+    let a = b.ins().band(w, abs_mask);
+    let sign = b.ins().bxor(w, a);
+
+    let af = bitcast_le(b, f, a);
+    let to_inf = splat_bits(b, f, 0x7780_0000); // 2^112
+    let to_zero = splat_bits(b, f, 0x0880_0000); // 2^-110
+    let base = b.ins().fmul(af, to_inf);
+    let base = b.ins().fmul(base, to_zero);
+
+    let exp_mask = splat_bits(b, i, 0x7f80_0000);
+    let bias = b.ins().band(a, exp_mask);
+    let min_bias = splat_bits(b, i, 0x3880_0000); // 2^-14's exponent field
+    let bias = b.ins().smax(bias, min_bias);
+    let plus_15 = splat_bits(b, i, 0x0780_0000);
+    let bias = b.ins().iadd(bias, plus_15);
+    let bias = bitcast_le(b, f, bias);
+    let sum = b.ins().fadd(bias, base);
+    let sum = bitcast_le(b, i, sum);
+    let exponent = b.ins().ushr_imm_u(sum, 13);
+    let exponent_mask = splat_bits(b, i, 0x7c00);
+    let exponent = b.ins().band(exponent, exponent_mask);
+    let fraction_mask = splat_bits(b, i, 0xfff);
+    let fraction = b.ins().band(sum, fraction_mask);
+    let h = b.ins().iadd(exponent, fraction);
+
+    // NaN: the top payload bits and the quiet bit; the mask drops the exponent bits that the
+    // shift leaves above half's.
+    let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, a, exp_mask);
+    let payload = b.ins().ushr_imm_u(a, 13);
+    let quiet = splat_bits(b, i, 0x7e00);
+    let nan = b.ins().bor(payload, quiet);
+    let half_magnitude = splat_bits(b, i, 0x7fff);
+    let nan = b.ins().band(nan, half_magnitude);
+    let h = b.ins().bitselect(is_nan, nan, h);
+
+    let h = b.ins().ishl_imm_u(h, 16);
+    let h = b.ins().bor(h, sign);
+    b.ins().sshr_imm_u(h, 16)
 }
 
 /// `v >= 0` rounded to an integral value: to nearest-even (`Rte`), up (`Rtp`) or down (`Rtn`).
@@ -264,43 +371,53 @@ fn round_magnitude(
 }
 
 /// Vector half -> float, exact: I32X4 with the half bits in each lane's low 16 bits in, F32X4
-/// out. The vector form of [`half_bits_to_f32`]: normals rebias by adding 112 << 23 to the
-/// shifted bits, subnormals are `m * 2^-24` (an exact conversion and an exact scaling), inf
-/// and NaN keep their payload and NaNs are made quiet.
-pub fn half_to_f32x4(b: &mut FunctionBuilder, h: Value) -> Value {
+/// out, in 13 operations per four lanes (the sequence of Maratyszcza's FP16 library,
+/// `fp16_ieee_to_fp32_value`):
+/// - normals, infinities and NaNs: the half's exponent and fraction moved into place
+///   (`abs >> 3`, where `abs` is the half's magnitude in the lane's upper 16 bits) with the
+///   exponent rebiased by 224 rather than 112, then one exact multiplication by 2^-112. The
+///   detour through a too-large exponent makes half's infinity exponent (31) land on float's
+///   (255), so infinities stay infinite; a NaN stays a NaN with its payload.
+/// - subnormals and zeros: the float `0.5 + m * 2^-24` built from the bits, minus 0.5 (both
+///   steps exact).
+///
+/// `keep_nan`: a multiplication gives the canonical NaN on some targets (RISC-V), so the NaN
+/// lanes take the reference's NaN from the integer bits instead (the payload, the quiet bit).
+pub fn half_to_f32x4(b: &mut FunctionBuilder, h: Value, keep_nan: bool) -> Value {
     use super::lanes::splat_bits;
     let i = types::I32X4;
-    let sign_mask = splat_bits(b, i, 0x8000);
-    let sign = b.ins().band(h, sign_mask);
-    let sign = b.ins().ishl_imm_u(sign, 16);
-    let abs_mask = splat_bits(b, i, 0x7fff);
-    let abs = b.ins().band(h, abs_mask);
-    let m_mask = splat_bits(b, i, 0x3ff);
-    let m = b.ins().band(h, m_mask);
-    let shifted = b.ins().ishl_imm_u(abs, 13);
-    let rebias = splat_bits(b, i, 112 << 23);
-    let normal = b.ins().iadd(shifted, rebias);
+    let f = types::F32X4;
+    let w = b.ins().ishl_imm_u(h, 16);
+    let sign_mask = splat_bits(b, i, 0x8000_0000);
+    let sign = b.ins().band(w, sign_mask);
+    let abs = b.ins().bxor(w, sign);
 
-    let mf = b.ins().fcvt_from_sint(types::F32X4, m);
-    let scale = splat_bits(b, types::F32X4, 0x3380_0000); // 2^-24
-    let sub = b.ins().fmul(mf, scale);
+    let shifted = b.ins().ushr_imm_u(abs, 3);
+    let rebias = splat_bits(b, i, 0x7000_0000); // 224 << 23
+    let normal_bits = b.ins().iadd(shifted, rebias);
+    let normal = bitcast_le(b, f, normal_bits);
+    let scale = splat_bits(b, f, 0x0780_0000); // 2^-112
+    let normal = b.ins().fmul(normal, scale);
+    let mut normal = bitcast_le(b, i, normal);
+    if keep_nan {
+        let inf = splat_bits(b, i, 0x7f80_0000);
+        let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, normal_bits, inf);
+        let quiet = splat_bits(b, i, 0x0040_0000);
+        let nan = b.ins().bor(normal_bits, quiet);
+        normal = b.ins().bitselect(is_nan, nan, normal);
+    }
+
+    let m = b.ins().ushr_imm_u(abs, 16);
+    let half_bits = splat_bits(b, i, 0x3f00_0000); // 0.5
+    let sub = b.ins().bor(m, half_bits);
+    let sub = bitcast_le(b, f, sub);
+    let half = bitcast_le(b, f, half_bits);
+    let sub = b.ins().fsub(sub, half);
     let sub = bitcast_le(b, i, sub);
 
-    let zero = splat_bits(b, i, 0);
-    let is_nan = b.ins().icmp(IntCC::NotEqual, m, zero);
-    let quiet_bit = splat_bits(b, i, 0x40_0000);
-    let quiet = b.ins().band(is_nan, quiet_bit);
-    let m13 = b.ins().ishl_imm_u(m, 13);
-    let exp_all_ones = splat_bits(b, i, 0x7f80_0000);
-    let special = b.ins().bor(m13, exp_all_ones);
-    let special = b.ins().bor(special, quiet);
-
-    let min_normal = splat_bits(b, i, 0x400);
+    let min_normal = splat_bits(b, i, 0x0400_0000);
     let is_sub = b.ins().icmp(IntCC::SignedLessThan, abs, min_normal);
-    let inf = splat_bits(b, i, 0x7c00);
-    let is_special = b.ins().icmp(IntCC::SignedGreaterThanOrEqual, abs, inf);
     let bits = b.ins().bitselect(is_sub, sub, normal);
-    let bits = b.ins().bitselect(is_special, special, bits);
     let bits = b.ins().bor(bits, sign);
-    bitcast_le(b, types::F32X4, bits)
+    bitcast_le(b, f, bits)
 }

@@ -1,25 +1,28 @@
 //! The vector recipes `half.round_native` and `half.round_magic`: every conversion from or to
-//! half (except half -> long/ulong) as a stream of F32X4 values. It combines the other classes'
+//! a format narrower than float (half, bfloat, fp8e4m3, fp8e5m2; except into long/ulong) as a
+//! stream of F32X4 values. It combines the other classes'
 //! block sequences, so it sits above them: nothing but `recipes` depends on it.
 
 use super::block::BlockSpec;
-use super::half::{f32x4_to_half, half_to_f32x4};
 use super::lanes::VectorRounding;
+use super::small_float::{self, SmallFloat};
 use super::{float_to_float, float_to_int, int_to_float, lanes};
 use crate::types::ScalarType;
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 
-/// Vector recipes `half.round_native` and `half.round_magic`: every conversion from or to half
-/// (except half -> long/ulong), through a stream of F32X4 values.
+/// Vector recipes `half.round_native` and `half.round_magic`: every conversion from or to a
+/// format narrower than float (except into long/ulong), through a stream of F32X4 values.
 ///
-/// 1. Source to float, exactly or rounded to odd: half by [`half_to_f32x4`] (exact); 8/16-bit
+/// 1. Source to float, exactly or rounded to odd: the small floats by
+///    [`small_float::to_f32x4`] (exact); 8/16-bit
 ///    integers by a widening conversion (exact); 32-bit integers by the split sum rounded to
 ///    odd; 64-bit integers by the split sum to double rounded to odd, then to float rounded
 ///    to odd; double by [`float_to_float::demote_block_odd`]. Round-to-odd at 24 bits
 ///    keeps the final rounding to half's 11 bits exact (24 >= 11 + 2), and odd-then-odd at
 ///    53 then 24 bits is odd at 24 bits.
-/// 2. Float to the destination: half by [`f32x4_to_half`] and a 32 -> 16-bit lane narrowing;
+/// 2. Float to the destination: a small float by [`small_float::from_f32x4`] (with `_sat`
+///    for bfloat and the 8-bit floats) and a 32 -> 16 or 8-bit lane narrowing;
 ///    float as is; double by `fvpromote_low`; integers by the float -> integer recipe.
 ///
 /// `kind` says how step 2 rounds to integers (the native instruction or the magic constant).
@@ -36,14 +39,12 @@ pub fn vector(
 ) -> Vec<Value> {
     let src = spec.src;
     let floats: Vec<Value> = match src {
-        ScalarType::Half => {
-            let mut out = Vec::with_capacity(inputs.len() * 2);
-            for &v in inputs {
-                for wide in [b.ins().uwiden_low(v), b.ins().uwiden_high(v)] {
-                    out.push(half_to_f32x4(b, wide));
-                }
-            }
-            out
+        t if t.is_small_float() => {
+            let fmt = SmallFloat::of(t).expect("a small float");
+            lanes::widen_to(b, inputs.to_vec(), t.bits(), 32, false)
+                .into_iter()
+                .map(|wide| small_float::to_f32x4(b, fmt, wide, keep_nan))
+                .collect()
         }
         ScalarType::Float => inputs.to_vec(),
         ScalarType::Double => lanes::each_pair(b, inputs, |b, x0, x1| {
@@ -73,12 +74,14 @@ pub fn vector(
         }
     };
     match spec.dst {
-        ScalarType::Half => {
-            let halves: Vec<Value> = floats
+        t if t.is_small_float() => {
+            let fmt = SmallFloat::of(t).expect("a small float");
+            let smalls: Vec<Value> = floats
                 .into_iter()
-                .map(|f| f32x4_to_half(b, f, spec.rounding, kind))
+                .map(|f| small_float::from_f32x4(b, fmt, f, spec.rounding, kind, spec.saturate))
                 .collect();
-            lanes::narrow_to(b, halves, 32, 16, None)
+            // Sign-extended elements: `snarrow` packs them exactly.
+            lanes::narrow_to(b, smalls, 32, t.bits(), Some(false))
         }
         ScalarType::Float => floats,
         ScalarType::Double if keep_nan => float_to_float::vector_promote_keep_nan(b, &floats),

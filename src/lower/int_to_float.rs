@@ -27,7 +27,6 @@
 
 use super::block::BlockSpec;
 use super::float_to_float::demote_pairs;
-use super::half;
 use super::lanes::{each, each_pair};
 use super::values::element_type;
 use super::values::{bitcast_le, int_const, step_by_signed_mask};
@@ -36,17 +35,19 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
-/// Emits `convert_<dst>_<rounding>(<src>)` on one element of integer type `src`; a half
-/// destination is returned as I16 bits.
+/// Emits `convert_<dst>[_sat]_<rounding>(<src>)` on one element of integer type `src`; a
+/// destination narrower than float is returned as its bits (`saturate`: `_sat` into bfloat or
+/// an 8-bit float).
 pub fn emit(
     b: &mut FunctionBuilder,
     src: ScalarType,
     dst: ScalarType,
     rounding: Rounding,
+    saturate: bool,
     x: Value,
 ) -> Value {
-    if dst == ScalarType::Half {
-        return to_half(b, src, rounding, x);
+    if let Some(fmt) = super::small_float::SmallFloat::of(dst) {
+        return to_small_float(b, src, fmt, rounding, saturate, x);
     }
     let fty = element_type(dst);
     let precision = if dst == ScalarType::Float { 24 } else { 53 };
@@ -228,7 +229,16 @@ fn magnitude_rounds_up(
     b.ins().band(away, inexact)
 }
 
-fn to_half(b: &mut FunctionBuilder, src: ScalarType, rounding: Rounding, x: Value) -> Value {
+/// Through float rounded to odd (exact for the final rounding: 24 bits >= 11 + 2), then by
+/// the mode into the small float.
+fn to_small_float(
+    b: &mut FunctionBuilder,
+    src: ScalarType,
+    fmt: super::small_float::SmallFloat,
+    rounding: Rounding,
+    saturate: bool,
+    x: Value,
+) -> Value {
     let (negative, m) = sign_and_magnitude(b, src, x);
     let t = truncate_to_precision(b, m, 24);
     let tf = convert_exact_u64(b, src, types::F32, t);
@@ -242,7 +252,7 @@ fn to_half(b: &mut FunctionBuilder, src: ScalarType, rounding: Rounding, x: Valu
         let sign = b.ins().ishl_imm_u(sign, 31);
         bits = b.ins().bor(bits, sign);
     }
-    half::f32_bits_to_half(b, bits, rounding)
+    super::small_float::from_f32_bits(b, fmt, bits, rounding, saturate)
 }
 
 /// Vector recipe `int_to_float.exact`: sources whose every value is a float of the

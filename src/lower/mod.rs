@@ -64,6 +64,7 @@ pub mod lanes;
 pub mod recipes;
 pub mod rounded_arith;
 mod shapes;
+pub mod small_float;
 mod typed;
 mod values;
 pub mod vstore_half;
@@ -850,7 +851,7 @@ pub(crate) fn emit_element(
             };
             edges::element_from(b, &spec, x, y)
         }
-        (false, true) => int_to_float::emit(b, src, dst, rounding, x),
-        (true, true) => float_to_float::emit(b, src, dst, rounding, x),
+        (false, true) => int_to_float::emit(b, src, dst, rounding, conv.saturate(), x),
+        (true, true) => float_to_float::emit(b, src, dst, rounding, conv.saturate(), x),
     }
 }

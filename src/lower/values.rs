@@ -17,8 +17,12 @@ use cranelift_frontend::FunctionBuilder;
 /// ```
 pub fn element_type(t: ScalarType) -> Type {
     match t {
-        ScalarType::Char | ScalarType::UChar => types::I8,
-        ScalarType::Short | ScalarType::UShort | ScalarType::Half => types::I16,
+        ScalarType::Char | ScalarType::UChar | ScalarType::Fp8E4M3 | ScalarType::Fp8E5M2 => {
+            types::I8
+        }
+        ScalarType::Short | ScalarType::UShort | ScalarType::Half | ScalarType::BFloat => {
+            types::I16
+        }
         ScalarType::Int | ScalarType::UInt => types::I32,
         ScalarType::Long | ScalarType::ULong => types::I64,
         ScalarType::Float => types::F32,

@@ -2,7 +2,9 @@
 //! instruction's types and decorations.
 
 use super::half::{HalfAccess, HalfInstruction, HalfOp, OPENCL_STD};
-use super::{Instruction, Location, Op, Role, Scalar, SourceLanguage, SpirvError, SpirvType};
+use super::{
+    FpEncoding, Instruction, Location, Op, Role, Scalar, SourceLanguage, SpirvError, SpirvType,
+};
 use crate::request::{Request, RequestError};
 use crate::rules::Rules;
 use crate::types::{Extensions, Rounding};
@@ -219,10 +221,13 @@ impl fmt::Display for Item {
 ///
 /// [`Module::parse`] reads the binary and checks what it needs of it: the header, every
 /// instruction's size and operands (by the SPIR-V grammar), the types and decorations of each
-/// conversion instruction, and that `SaturatedConversion` and `FPRoundingMode` decorate only
-/// conversions. [`Module::conversions`] maps each instruction to its request. `OpBitcast`s of
-/// pointers are not conversions and are left out; so are conversions inside `OpSpecConstantOp`
-/// (constant expressions, not instructions).
+/// conversion instruction, that `SaturatedConversion`, `FPRoundingMode` and
+/// `SaturatedToLargestFloat8NormalConversionEXT` decorate only conversions (the last only
+/// `OpFConvert`, `OpConvertSToF` and `OpConvertUToF` into an 8-bit float), and that every
+/// `OpTypeFloat`'s FP Encoding is one clconv reads, at its width. [`Module::conversions`] maps
+/// each instruction to its request. `OpBitcast`s of pointers are not conversions and are left
+/// out; so are conversions inside `OpSpecConstantOp` (constant expressions, not
+/// instructions).
 ///
 /// ```
 /// use clconv::{spirv::Module, Extensions};
@@ -659,6 +664,21 @@ fn scan(bytes: &[u8]) -> Result<Vec<Scanned>, SpirvError> {
                 opcode,
             });
         };
+        if grammar.opcode == spirv::Op::TypeFloat && words == 4 {
+            // OpTypeFloat %id width encoding: rspirv's parser knows only the encodings of its
+            // SDK; read the operand here, so that every encoding clconv does not read is one
+            // error that says so.
+            let width = word_at(bytes, pos + 8).unwrap_or(0);
+            let encoding = word_at(bytes, pos + 12).unwrap_or(0);
+            if let Some(why) = float_encoding_problem(width, encoding) {
+                return Err(SpirvError::FloatEncoding {
+                    at: at.location(index),
+                    width,
+                    encoding,
+                    why,
+                });
+            }
+        }
         if grammar.opcode == spirv::Op::SpecConstantOp {
             // OpSpecConstantOp %type %id <opcode> operands...
             let inner = (words >= 4).then(|| word_at(bytes, pos + 12)).flatten();
@@ -683,6 +703,44 @@ fn scan(bytes: &[u8]) -> Result<Vec<Scanned>, SpirvError> {
         pos = end;
     }
     Ok(out)
+}
+
+/// FP Encodings of SPIR-V's grammar that clconv has no type for (SPV_EXT_ocp_microscaling_types,
+/// in KhronosGroup/SPIRV-Headers' `spirv.core.grammar.json`), for the error message.
+const OTHER_FP_ENCODINGS: [(u32, &str); 5] = [
+    (4223, "Float6E2M3EXT"),
+    (4224, "Float6E3M2EXT"),
+    (4225, "Float4E2M1EXT"),
+    (4226, "Float8UnsignedE8M0EXT"),
+    (4227, "MXInt8EXT"),
+];
+
+/// What is wrong with `OpTypeFloat width encoding`, if anything: clconv reads `BFloat16KHR` (0)
+/// at width 16 (SPV_KHR_bfloat16's FP Encoding table: "Width(s) 16") and `Float8E4M3EXT`
+/// (4214) and `Float8E5M2EXT` (4215) at width 8 (SPV_EXT_float8's: "Width(s) 8").
+fn float_encoding_problem(width: u32, encoding: u32) -> Option<String> {
+    const READ: &str = "clconv reads BFloat16KHR (0) on OpTypeFloat 16, and Float8E4M3EXT \
+                        (4214) and Float8E5M2EXT (4215) on OpTypeFloat 8";
+    match FpEncoding::from_value(encoding) {
+        Some(e) if e.width() == width => None,
+        Some(e) => Some(format!(
+            "{e} ({}) is {} bits wide, not {width}: the module is invalid",
+            e.extension(),
+            e.width()
+        )),
+        None => Some(
+            match OTHER_FP_ENCODINGS.iter().find(|(v, _)| *v == encoding) {
+                Some((_, name)) => format!(
+                    "{name} (SPV_EXT_ocp_microscaling_types) is a format clconv has no type \
+                     for; {READ}"
+                ),
+                None => format!(
+                    "{encoding} is not an FP Encoding SPIR-V defines (the module is corrupt, \
+                     or newer than SPIR-V SDK 1.4.341); {READ}"
+                ),
+            },
+        ),
+    }
 }
 
 /// The error for a parse rspirv stopped: `count` instructions had been consumed.
@@ -737,7 +795,10 @@ fn parse_error(state: ParseState, scanned: &[Scanned], count: usize) -> SpirvErr
 /// A decoration clconv reads.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Deco {
+    /// `SaturatedConversion`: integer results.
     Saturated,
+    /// `SaturatedToLargestFloat8NormalConversionEXT` (SPV_EXT_float8): 8-bit float results.
+    SaturatedFloat8,
     Rounding(Rounding),
 }
 
@@ -745,6 +806,7 @@ impl Deco {
     fn name(self) -> String {
         match self {
             Deco::Saturated => "SaturatedConversion".into(),
+            Deco::SaturatedFloat8 => "SaturatedToLargestFloat8NormalConversionEXT".into(),
             Deco::Rounding(r) => super::rounding_decoration(r),
         }
     }
@@ -753,9 +815,20 @@ impl Deco {
 /// A type as declared.
 #[derive(Clone, Copy)]
 enum TypeDef {
-    Int { width: u32, signed: bool },
-    Float { width: u32, ieee: bool },
-    Vector { component: u32, count: u32 },
+    Int {
+        width: u32,
+        signed: bool,
+    },
+    /// `encoding`: the FP Encoding operand, if any (checked by `scan` to be one clconv reads,
+    /// at its width).
+    Float {
+        width: u32,
+        encoding: Option<FpEncoding>,
+    },
+    Vector {
+        component: u32,
+        count: u32,
+    },
     Other(&'static str),
 }
 
@@ -870,6 +943,12 @@ impl<'a> Collector<'a> {
                         Some(Deco::Saturated)
                     }
                     (
+                        Some(O::Decoration(
+                            spirv::Decoration::SaturatedToLargestFloat8NormalConversionEXT,
+                        )),
+                        _,
+                    ) => Some(Deco::SaturatedFloat8),
+                    (
                         Some(O::Decoration(spirv::Decoration::FPRoundingMode)),
                         Some(O::FPRoundingMode(m)),
                     ) => Some(Deco::Rounding(match m {
@@ -910,8 +989,16 @@ impl<'a> Collector<'a> {
             }
             spirv::Op::TypeFloat => {
                 if let (Some(id), Some(width)) = (inst.result_id, word(0)) {
-                    let ieee = inst.operands.len() == 1;
-                    self.types.insert(id, TypeDef::Float { width, ieee });
+                    let encoding = match inst.operands.get(1) {
+                        None => None,
+                        Some(O::FPEncoding(e)) => match FpEncoding::from_value(*e as u32) {
+                            Some(e) => Some(e),
+                            // `scan` refuses every encoding but clconv's.
+                            None => return Err(format!("unknown FP Encoding {e:?}")),
+                        },
+                        Some(other) => return Err(format!("an FP Encoding operand {other:?}")),
+                    };
+                    self.types.insert(id, TypeDef::Float { width, encoding });
                 }
             }
             spirv::Op::TypeVector => {
@@ -1070,9 +1157,11 @@ impl<'a> Collector<'a> {
 
         // Which ids are the conversions clconv reads (pointer bitcasts are not).
         let mut kept: HashMap<u32, Option<(SpirvType, SpirvType)>> = HashMap::new();
+        let mut ops: HashMap<u32, Op> = HashMap::new();
         for c in &self.conversions {
             let types = self.types_of(c)?;
             kept.insert(c.id, types);
+            ops.insert(c.id, c.op);
         }
 
         let mut by_target: HashMap<u32, (bool, Option<Rounding>)> = HashMap::new();
@@ -1094,9 +1183,22 @@ impl<'a> Collector<'a> {
                     what,
                 });
             }
+            if let (Deco::Saturated | Deco::SaturatedFloat8, Some(Some((result, _)))) =
+                (deco, kept.get(&target))
+            {
+                let op = ops[&target];
+                if let Some(why) = saturation_problem(deco, op, result) {
+                    return Err(SpirvError::DecorationNotApplicable {
+                        id: target,
+                        op,
+                        decoration: deco.name(),
+                        why,
+                    });
+                }
+            }
             let entry = by_target.entry(target).or_insert((false, None));
             match deco {
-                Deco::Saturated => entry.0 = true,
+                Deco::Saturated | Deco::SaturatedFloat8 => entry.0 = true,
                 Deco::Rounding(r) => match entry.1 {
                     Some(prev) if prev != r => {
                         return Err(SpirvError::ConflictingDecorations {
@@ -1276,12 +1378,16 @@ impl<'a> Collector<'a> {
                         width: *width,
                         signed: *signed,
                     })),
-                    Some(TypeDef::Float { width, ieee: true }) => {
-                        Ok(Ok(Scalar::Float { width: *width }))
-                    }
-                    Some(TypeDef::Float { ieee: false, .. }) => {
-                        Ok(Err("TypeFloat with a non-IEEE encoding"))
-                    }
+                    Some(TypeDef::Float {
+                        width,
+                        encoding: None,
+                    }) => Ok(Ok(Scalar::Float { width: *width })),
+                    Some(TypeDef::Float {
+                        encoding: Some(encoding),
+                        ..
+                    }) => Ok(Ok(Scalar::EncodedFloat {
+                        encoding: *encoding,
+                    })),
                     Some(TypeDef::Vector { .. }) => Ok(Err("TypeVector of vectors")),
                     Some(TypeDef::Other(name)) => Ok(Err(name)),
                     None => Err(SpirvError::Undefined {
@@ -1303,6 +1409,35 @@ impl<'a> Collector<'a> {
                 components: 1,
             })),
         }
+    }
+}
+
+/// Why the saturation decoration `deco` does not apply to `op` with result type `result`, if
+/// it does not.
+///
+/// SPV_EXT_float8, "Decoration": `SaturatedToLargestFloat8NormalConversionEXT` "must only be
+/// applied to the **OpFConvert**, **OpConvertSToF**, or **OpConvertUToF** instructions with a
+/// _Result Type_ that uses an *Float8E4M3EXT* or *Float8E5M2EXT* FP Encoding". SPIR-V's
+/// `SaturatedConversion` is for conversions to integer types; on an 8-bit float result it would
+/// read as the `_sat` the other one means, so it is refused rather than guessed at. (Its other
+/// misuses, on a `half` or `float` result, are [`Instruction::request`]'s errors, as before.)
+fn saturation_problem(deco: Deco, op: Op, result: &SpirvType) -> Option<&'static str> {
+    match deco {
+        Deco::Saturated if result.is_float8() => Some(
+            "SaturatedConversion is for integer results; an 8-bit float result saturates with \
+             SaturatedToLargestFloat8NormalConversionEXT (SPV_EXT_float8)",
+        ),
+        Deco::SaturatedFloat8
+            if !result.is_float8()
+                || !matches!(op, Op::FConvert | Op::ConvertSToF | Op::ConvertUToF) =>
+        {
+            Some(
+                "SPV_EXT_float8: it \"must only be applied to the OpFConvert, OpConvertSToF, or \
+                 OpConvertUToF instructions with a Result Type that uses an Float8E4M3EXT or \
+                 Float8E5M2EXT FP Encoding\"",
+            )
+        }
+        _ => None,
     }
 }
 

@@ -31,14 +31,14 @@ fn parse_value(item: &str, t: ScalarType) -> Option<u64> {
     match t {
         ScalarType::Float => item.parse::<f32>().ok().map(|f| f.to_bits() as u64),
         ScalarType::Double => item.parse::<f64>().ok().map(f64::to_bits),
-        ScalarType::Half => {
+        t if t.is_small_float() => {
             // Decimal -> double (Rust's parser rounds correctly), then the reference's exact
-            // double -> half rounding: one rounding would be better, but inputs given in
-            // decimal are rarely halfway cases; use 0x bit patterns for exact values.
+            // double -> half (bfloat, fp8) rounding: one rounding would be better, but inputs
+            // given in decimal are rarely halfway cases; use 0x bit patterns for exact values.
             let d = item.parse::<f64>().ok()?;
             let c = clconv::Conversion::new(
                 clconv::VectorType::scalar(ScalarType::Double),
-                clconv::VectorType::scalar(ScalarType::Half),
+                clconv::VectorType::scalar(t),
                 false,
                 Some(Rounding::Rte),
                 Extensions::with_fp16(),
@@ -81,15 +81,15 @@ fn format_element(bytes: &[u8], t: ScalarType) -> String {
             }
         }
         ScalarType::Double => format!("{:?}", f64::from_bits(bits)),
-        ScalarType::Half => {
+        t if t.is_small_float() => {
             let c = clconv::Conversion::new(
-                clconv::VectorType::scalar(ScalarType::Half),
+                clconv::VectorType::scalar(t),
                 clconv::VectorType::scalar(ScalarType::Double),
                 false,
                 None,
                 Extensions::with_fp16(),
             )
-            .expect("half -> double is legal with fp16");
+            .expect("a small float -> double is legal with fp16");
             let d = reference::convert_element(&c, Rounding::Rte, bits).bits;
             format!("{:?}", f64::from_bits(d))
         }

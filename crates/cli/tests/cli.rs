@@ -636,8 +636,10 @@ fn list_command() {
             .any(|l| l == "convert_int4_sat_rte(float4)\t_Z20convert_int4_sat_rteDv4_f"),
         "{out}"
     );
-    // One line per source type: char ... double (no half without --fp16).
-    assert_eq!(out.lines().count(), 10, "{out}");
+    // One line per source type: char ... double (no half without --fp16), bfloat, fp8e4m3,
+    // fp8e5m2.
+    assert_eq!(out.lines().count(), 13, "{out}");
+    assert!(out.contains("convert_int4_sat_rte(fp8e4m3x4)\t_Z20convert_int4_sat_rteDv4_u7fp8e4m3"));
     assert!(out.lines().all(|l| l.starts_with("convert_int4_sat_rte(")));
     usage_error(&["list", "convert_int4", "convert_int2"], &["FILTER"]);
     let with_half = ok(&["list", "convert_int4_sat_rte", "--fp16"]);

@@ -459,11 +459,34 @@ impl FloatFormat {
         max_exp: 1023,
     };
 
-    /// The format of `t` (half, float or double).
+    const BFLOAT: FloatFormat = FloatFormat {
+        bits: 16,
+        mantissa_bits: 7,
+        bias: 127,
+        max_exp: 127,
+    };
+    /// OCP E4M3: exponent 1111 holds normal numbers (up to 448 = 1.75 * 2^8).
+    const E4M3: FloatFormat = FloatFormat {
+        bits: 8,
+        mantissa_bits: 3,
+        bias: 7,
+        max_exp: 8,
+    };
+    const E5M2: FloatFormat = FloatFormat {
+        bits: 8,
+        mantissa_bits: 2,
+        bias: 15,
+        max_exp: 15,
+    };
+
+    /// The format of the floating type `t`.
     pub(crate) fn of(t: ScalarType) -> FloatFormat {
         match t {
             ScalarType::Half => FloatFormat::HALF,
             ScalarType::Float => FloatFormat::SINGLE,
+            ScalarType::BFloat => FloatFormat::BFLOAT,
+            ScalarType::Fp8E4M3 => FloatFormat::E4M3,
+            ScalarType::Fp8E5M2 => FloatFormat::E5M2,
             _ => FloatFormat::DOUBLE,
         }
     }

@@ -765,10 +765,11 @@ pub struct TargetRun {
     pub mismatches: Vec<Mismatch>,
     /// Every entry point with mismatches (symbol, request, tier), and how many.
     pub failing: Vec<(String, usize)>,
-    /// The entry points whose run stopped, in both links.
+    /// The entry points whose run stopped, in every link.
     pub stopped: Vec<Stopped>,
     /// The entry points whose run stopped in the first link (how, in each [`Stopped`]) and
-    /// that ran in the second, where the object sits [`SHIFT`] bytes further on: QEMU 7.2
+    /// that ran in the second, where the object sits [`SHIFT`] bytes further on, or in the
+    /// third, [`THIRD_SHIFT`] bytes on: QEMU 7.2
     /// aborts translating some riscv64 V code at a page start
     /// ([`rvv_static_rounding_at_page_start`]).
     pub shifted: Vec<Stopped>,
@@ -922,17 +923,21 @@ pub fn run_object(
     io(dir, std::fs::create_dir_all(dir))?;
     let start = Instant::now();
     let table = plan.table_c("clconv_kernels.h");
-    let pad = format!(
-        "/* Moves kernels.o {SHIFT} bytes further on in the second link. */\n\
-         __asm__(\".text\\n.globl clconv_cross_pad\\nclconv_cross_pad:\\n.skip {SHIFT}\\n\");\n"
-    );
-    let files: [(&str, &[u8]); 7] = [
+    let pad_of = |shift: usize| {
+        format!(
+            "/* Moves kernels.o {shift} bytes further on in a later link. */\n\
+             __asm__(\".text\\n.globl clconv_cross_pad\\nclconv_cross_pad:\\n.skip {shift}\\n\");\n"
+        )
+    };
+    let (pad, pad_third) = (pad_of(SHIFT), pad_of(THIRD_SHIFT));
+    let files: [(&str, &[u8]); 8] = [
         ("kernels.o", object),
         ("clconv_kernels.h", header.as_bytes()),
         ("table.c", table.as_bytes()),
         ("driver.c", DRIVER_C.as_bytes()),
         ("driver.h", DRIVER_H.as_bytes()),
         ("pad.c", pad.as_bytes()),
+        ("pad-third.c", pad_third.as_bytes()),
         ("input.bin", &plan.input),
     ];
     for (name, bytes) in files {
@@ -968,7 +973,16 @@ pub fn run_object(
         let shifted_exe = link(tools, dir, "driver-shifted", &["pad.c"])?;
         result.times.link += start.elapsed();
         let again: Vec<std::ops::Range<usize>> = first.iter().map(|s| s.0..s.0 + 1).collect();
-        let still = execute(tools, plan, dir, &shifted_exe, again, &mut result)?;
+        let mut still = execute(tools, plan, dir, &shifted_exe, again, &mut result)?;
+        if !still.is_empty() {
+            // A kernel longer than SHIFT can have such code at a page start in both links
+            // (the 8-bit floats' kernels from ulong are): a third link, another offset.
+            let start = Instant::now();
+            let third_exe = link(tools, dir, "driver-shifted-third", &["pad-third.c"])?;
+            result.times.link += start.elapsed();
+            let again: Vec<std::ops::Range<usize>> = still.iter().map(|s| s.0..s.0 + 1).collect();
+            still = execute(tools, plan, dir, &third_exe, again, &mut result)?;
+        }
         for (index, stop) in first {
             match still.iter().find(|s| s.0 == index) {
                 Some((_, again)) => result.stopped.push(again.clone()),
@@ -984,6 +998,10 @@ pub fn run_object(
 /// How far the second link moves the object: half a 4 KiB page, so that code at a page start
 /// in the first link is mid-page in the second.
 pub const SHIFT: usize = 2048;
+
+/// How far the third link moves the object, for what stopped in both of the first two: a
+/// quarter page, so that no place is a page start in all three.
+pub const THIRD_SHIFT: usize = 1024;
 
 /// Compiles the driver, the kernel table and `extra` sources and links them with the object,
 /// statically, into `dir/name`.

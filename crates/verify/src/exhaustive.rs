@@ -208,7 +208,13 @@ impl FastConverter {
                         magnitude: v.unsigned_abs() as u64,
                         exp2: 0,
                     };
-                    integer_of(decode(src, to_float(value, m, e, Rounding::Rtz)))
+                    let fmt = Fmt {
+                        m,
+                        e,
+                        nan_only: nan_only(src),
+                        saturate: false,
+                    };
+                    integer_of(decode(src, to_float(value, fmt, Rounding::Rtz)))
                 };
                 (
                     exact_toward_zero(destination.0),
@@ -284,7 +290,15 @@ impl FastConverter {
         }
         let value = decode(self.src, bits);
         match float_format(self.dst) {
-            Some((m, e)) => to_float(value, m, e, self.rounding),
+            Some((m, e)) => {
+                let fmt = Fmt {
+                    m,
+                    e,
+                    nan_only: nan_only(self.dst),
+                    saturate: self.saturate,
+                };
+                to_float(value, fmt, self.rounding)
+            }
             None if matches!(value, Value::Nan { .. }) && self.src.is_float() => self.nan,
             None => to_int(
                 value,
@@ -300,11 +314,12 @@ impl FastConverter {
 /// Whether every `src` value is a `dst` value (float → double, short → float, ...): the
 /// rounding mode then changes nothing.
 fn exact(src: ScalarType, dst: ScalarType) -> bool {
-    let Some((m, _)) = float_format(dst) else {
+    let Some((m, e)) = float_format(dst) else {
         return false;
     };
     match float_format(src) {
-        Some((src_m, _)) => src_m < m,
+        // bfloat -> half has the fewer fraction bits but the wider range: not exact.
+        Some((src_m, src_e)) => src_m < m && src_e <= e,
         None => src.bits() - u32::from(src.is_signed_integer()) <= m + 1,
     }
 }
@@ -313,14 +328,35 @@ const fn mask(bits: u32) -> u64 {
     u64::MAX >> (64 - bits)
 }
 
-/// (mantissa bits, exponent bits) of a floating type.
+/// (mantissa bits, exponent bits) of a floating type, from the formats' definitions: IEEE-754,
+/// bfloat16 (1-8-7), OCP OFP8 E4M3 (1-4-3) and E5M2 (1-5-2).
 fn float_format(t: ScalarType) -> Option<(u32, u32)> {
     match t {
         ScalarType::Half => Some((10, 5)),
         ScalarType::Float => Some((23, 8)),
         ScalarType::Double => Some((52, 11)),
+        ScalarType::BFloat => Some((7, 8)),
+        ScalarType::Fp8E4M3 => Some((3, 4)),
+        ScalarType::Fp8E5M2 => Some((2, 5)),
         _ => None,
     }
+}
+
+/// OCP OFP8 E4M3: no infinity; with the all-ones exponent only the all-ones fraction is NaN,
+/// the others are normal numbers.
+fn nan_only(t: ScalarType) -> bool {
+    t == ScalarType::Fp8E4M3
+}
+
+/// A destination float format, and what it does beyond its largest finite value.
+#[derive(Clone, Copy)]
+struct Fmt {
+    m: u32,
+    e: u32,
+    nan_only: bool,
+    /// `_sat` (bfloat and the 8-bit floats): beyond the largest finite value, infinities
+    /// included, that value of the sign.
+    saturate: bool,
 }
 
 /// The integer a finite, integral `value` is.
@@ -354,7 +390,8 @@ fn decode(src: ScalarType, bits: u64) -> Value {
         let exp = (bits >> m) & mask(e);
         let mantissa = bits & mask(m);
         let bias = (1i32 << (e - 1)) - 1;
-        return if exp == mask(e) {
+        let special = exp == mask(e) && (!nan_only(src) || mantissa == mask(m));
+        return if special {
             if mantissa != 0 {
                 Value::Nan {
                     negative,
@@ -469,10 +506,15 @@ fn to_int(value: Value, dst: ScalarType, clamp: bool, bounds: (i128, i128), mode
 }
 
 #[inline(always)]
-fn to_float(value: Value, m: u32, e: u32, mode: Rounding) -> u64 {
+fn to_float(value: Value, fmt: Fmt, mode: Rounding) -> u64 {
+    let Fmt { m, e, .. } = fmt;
     let sign = |negative: bool| u64::from(negative) << (m + e);
-    let inf = mask(e) << m;
+    // E4M3's NaN stands where the others' infinity does.
+    let (max, inf) = beyond(fmt);
+    let all_ones = mask(e) << m | mask(m);
     match value {
+        Value::Nan { negative, .. } if fmt.nan_only => sign(negative) | all_ones,
+        Value::Infinite { negative } if fmt.saturate => sign(negative) | max,
         Value::Nan {
             negative,
             mantissa,
@@ -490,21 +532,29 @@ fn to_float(value: Value, m: u32, e: u32, mode: Rounding) -> u64 {
             negative,
             magnitude,
             exp2,
-        } => sign(negative) | round_to_format(negative, magnitude, exp2, m, e, mode),
+        } => {
+            let r = round_to_format(negative, magnitude, exp2, fmt, mode);
+            sign(negative) | if fmt.saturate && r == inf { max } else { r }
+        }
+    }
+}
+
+/// The largest finite magnitude's bits and the bits of the magnitude IEEE-754's overflow
+/// gives (infinity; E4M3's NaN).
+fn beyond(fmt: Fmt) -> (u64, u64) {
+    let Fmt { m, e, nan_only, .. } = fmt;
+    if nan_only {
+        (mask(e) << m | (mask(m) - 1), mask(e) << m | mask(m))
+    } else {
+        ((mask(e) << m) - 1, mask(e) << m)
     }
 }
 
 /// The magnitude bits of `magnitude × 2^exp2` rounded into the format with `m` mantissa and `e`
 /// exponent bits, subnormals and overflow included (sign bit not set).
 #[inline(always)]
-fn round_to_format(
-    negative: bool,
-    magnitude: u64,
-    exp2: i32,
-    m: u32,
-    e: u32,
-    mode: Rounding,
-) -> u64 {
+fn round_to_format(negative: bool, magnitude: u64, exp2: i32, fmt: Fmt, mode: Rounding) -> u64 {
+    let Fmt { m, e, .. } = fmt;
     if magnitude == 0 {
         return 0;
     }
@@ -529,9 +579,9 @@ fn round_to_format(
         return q; // subnormal or zero (biased exponent 0)
     }
     let biased = ulp_exp + m as i32 + bias;
-    if biased >= mask(e) as i32 {
-        let max = (mask(e) << m) - 1;
-        let inf = mask(e) << m;
+    let bits = (biased.max(0) as u64) << m | (q & mask(m));
+    let (max, inf) = beyond(fmt);
+    if biased > mask(e) as i32 || bits >= inf {
         return match mode {
             Rounding::Rte => inf,
             Rounding::Rtz => max,
@@ -541,7 +591,7 @@ fn round_to_format(
             Rounding::Rtn => max,
         };
     }
-    (biased as u64) << m | (q & mask(m))
+    bits
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1865,6 +1915,30 @@ fn fill(src: &mut [u8], expected: &mut [u8], start: u64, n: usize, fast: &FastCo
                     }
                     .convert(x)
                 }),
+                ScalarType::BFloat => typed::<$sb, 2>(src, expected, start, n, |x| {
+                    FastConverter {
+                        src: ScalarType::$src_type,
+                        dst: ScalarType::BFloat,
+                        ..fast
+                    }
+                    .convert(x)
+                }),
+                ScalarType::Fp8E4M3 => typed::<$sb, 1>(src, expected, start, n, |x| {
+                    FastConverter {
+                        src: ScalarType::$src_type,
+                        dst: ScalarType::Fp8E4M3,
+                        ..fast
+                    }
+                    .convert(x)
+                }),
+                ScalarType::Fp8E5M2 => typed::<$sb, 1>(src, expected, start, n, |x| {
+                    FastConverter {
+                        src: ScalarType::$src_type,
+                        dst: ScalarType::Fp8E5M2,
+                        ..fast
+                    }
+                    .convert(x)
+                }),
             }
         };
     }
@@ -1880,6 +1954,9 @@ fn fill(src: &mut [u8], expected: &mut [u8], start: u64, n: usize, fast: &FastCo
         ScalarType::Long => to_each_destination!(Long, 8),
         ScalarType::ULong => to_each_destination!(ULong, 8),
         ScalarType::Double => to_each_destination!(Double, 8),
+        ScalarType::BFloat => to_each_destination!(BFloat, 2),
+        ScalarType::Fp8E4M3 => to_each_destination!(Fp8E4M3, 1),
+        ScalarType::Fp8E5M2 => to_each_destination!(Fp8E5M2, 1),
     }
 }
 

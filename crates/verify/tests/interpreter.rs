@@ -38,9 +38,9 @@ const EXPECTED_UNSUPPORTED: &[&str] = &[];
 fn whole_matrix_in_the_interpreter_matches_the_reference() {
     let started = Instant::now();
     let all = Request::all(Extensions::with_fp16());
-    // OpenCL's 6,270 conversions and 710 reinterpretations, and the 720 conversions under
-    // WGSL's and PTX's rules that differ from OpenCL's.
-    assert_eq!(all.len(), 6270 + 710 + 720);
+    // The 10,500 conversions and 1,132 reinterpretations of the fourteen types, and the 720
+    // conversions under WGSL's and PTX's rules that differ from OpenCL's.
+    assert_eq!(all.len(), 10500 + 1132 + 720);
     let filter = std::env::var("CLCONV_FILTER").unwrap_or_default();
     let requests: Vec<Request> = all
         .into_iter()
@@ -541,6 +541,12 @@ fn samples_hold_the_special_values() {
                 0, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfe00, 1, 0x8001, 0x03ff, 0x0400,
                 0x7bff, 0xfbff,
             ],
+            ScalarType::BFloat => vec![
+                0, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0x7f81, 1, 0x8001, 0x007f, 0x0080, 0x7f7f,
+                0xff7f,
+            ],
+            // Every pattern: INPUTS is above 256.
+            ScalarType::Fp8E4M3 | ScalarType::Fp8E5M2 => (0..256).collect(),
             _ => {
                 let mask = if t.bits() == 64 {
                     u64::MAX

@@ -1,0 +1,497 @@
+//! Bulk conversions of the small floating-point formats against the library a Rust user would
+//! otherwise pick, in the same run, on one thread.
+//!
+//! ```sh
+//! cargo bench --bench formats                        # everything, about 2 minutes
+//! CLCONV_BENCH_LARGE=0 cargo bench --bench formats   # skip the 64 MiB buffers
+//! cargo bench --bench formats -- 'convert_half8'     # a criterion filter
+//! ```
+//!
+//! For each conversion and each source size (256 KiB: in cache; 64 MiB: out of cache) it times,
+//! in one criterion group per conversion:
+//!
+//! - `kernel`: clconv's JIT kernel (`Jit::with_options(X64Flags::Host, fp16, Rte)`, optimised
+//!   tier, `Threads::Exactly(1)`) on typed slices;
+//! - `peer`: the library a Rust user picks: for half and bfloat16 the `half` crate's slice
+//!   conversion (`HalfFloatSliceExt`; for half it uses F16C, `vcvtps2ph` / `vcvtph2ps`, eight
+//!   lanes per instruction, when the CPU has it), for the 8-bit floats the `float8` crate
+//!   (`F8E4M3::from_f32`, which saturates like clconv's `_sat`, and `to_f32`; it has no slice
+//!   conversion, so a loop);
+//! - `rust-loop`: the plain Rust loop a user writes without the slice API, one
+//!   `f16::from_f32` / `bf16::from_f32` / `F8E4M3::from_f32` (and `to_f32`) per element;
+//! - `same-bytes`: `copy_from_slice` of `(src bytes + dst bytes) / 2` bytes, which reads and
+//!   writes as many bytes as the conversion does: the memory's limit.
+//!
+//! Before any timing, every baseline's output is compared with the kernel's, bit for bit (a NaN
+//! compared as a NaN where the peer's NaN differs: the count of such elements is printed), and
+//! the kernel's with the reference interpreter on the 256 KiB buffers; a mismatch panics, which
+//! aborts the bench. Inputs: floats with exponents spread over half's range and beyond
+//! (subnormal results, overflow) with one in eight random bit patterns (NaN, infinities); halves
+//! are every bit pattern in turn.
+//!
+//! After criterion's samples, each size gets an interleaved measurement: the kernel and every
+//! baseline timed back to back in 31 rounds (9 at 64 MiB), the ratio taken per round and the
+//! summary printing those rounds' medians, because on a shared machine two criterion medians
+//! taken seconds apart can differ by 2x for the same code. The summary is a Markdown table:
+//! GB/s of bytes read plus written, and the ratios kernel/baseline (above 1: the kernel is
+//! faster).
+
+use clconv::jit::{BFloat, Fp8E4M3, Fp8E5M2};
+use clconv::jit::{Element, Half, Jit, Kernel, Threads, Tiering, X64Flags};
+use clconv::{reference, Extensions, Request, Rounding};
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
+use float8::{F8E4M3, F8E5M2};
+use half::slice::HalfFloatSliceExt;
+use half::{bf16, f16};
+use std::hint::black_box;
+use std::time::Instant;
+
+#[path = "../tests/common/rng.rs"]
+mod rng;
+use rng::Rng;
+
+/// Source sizes: in cache and out of it.
+const SIZES: [(usize, &str); 2] = [(256 << 10, "256KiB"), (64 << 20, "64MiB")];
+
+/// One bulk conversion: its OpenCL name, its peers, its inputs.
+trait Case: 'static {
+    type S: Element + Copy + Default;
+    type D: Element + Copy + Default + std::fmt::Debug;
+    /// The name the kernel is compiled from.
+    const NAME: &'static str;
+    /// A pseudo-random input element.
+    fn random(rng: &mut Rng, index: usize) -> Self::S;
+    /// The peer library's name, for the summary.
+    const PEER: &'static str;
+    /// The library's slice conversion.
+    fn peer_slice(src: &[Self::S], dst: &mut [Self::D]);
+    /// The plain per-element loop.
+    fn rust_loop(src: &[Self::S], dst: &mut [Self::D]);
+    /// The destination element's bits, and whether it is a NaN.
+    fn bits(d: Self::D) -> (u64, bool);
+}
+
+/// Floats whose exponents cover half's subnormals, normals and overflow, one in eight random
+/// bits.
+fn random_f32_around_half(rng: &mut Rng) -> f32 {
+    let r = rng.next();
+    if r & 7 == 0 {
+        return f32::from_bits((r >> 32) as u32);
+    }
+    // Exponents -27..=17 (half's subnormals start at -24, its overflow at 16), random
+    // significand and sign.
+    let exponent = ((r >> 8) % 45) as u32 + 127 - 27;
+    let significand = (r >> 32) as u32 & 0x7f_ffff;
+    let sign = ((r >> 3) & 1) as u32;
+    f32::from_bits(sign << 31 | exponent << 23 | significand)
+}
+
+fn as_halves(s: &[Half]) -> &[f16] {
+    // SAFETY: `Half` is `repr(transparent)` over `u16` and `f16` is `repr(transparent)` over
+    // `u16`: same size, alignment and validity (every bit pattern), and the borrow is shared.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<f16>(), s.len()) }
+}
+
+fn as_halves_mut(s: &mut [Half]) -> &mut [f16] {
+    // SAFETY: as in `as_halves`; the borrow is unique and `f16` has no invalid bit patterns.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<f16>(), s.len()) }
+}
+
+/// float -> half, nearest-even (`convert_half8(float8)`).
+struct HalfFromFloat;
+impl Case for HalfFromFloat {
+    type S = f32;
+    type D = Half;
+    const NAME: &'static str = "convert_half8(float8)";
+    const PEER: &'static str = "half (F16C)";
+    fn random(rng: &mut Rng, _: usize) -> f32 {
+        random_f32_around_half(rng)
+    }
+    fn peer_slice(src: &[f32], dst: &mut [Half]) {
+        as_halves_mut(dst).convert_from_f32_slice(src);
+    }
+    fn rust_loop(src: &[f32], dst: &mut [Half]) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = Half(f16::from_f32(s).to_bits());
+        }
+    }
+    fn bits(d: Half) -> (u64, bool) {
+        (u64::from(d.0), d.0 & 0x7fff > 0x7c00)
+    }
+}
+
+/// half -> float, exact (`convert_float8(half8)`).
+struct FloatFromHalf;
+impl Case for FloatFromHalf {
+    type S = Half;
+    type D = f32;
+    const NAME: &'static str = "convert_float8(half8)";
+    const PEER: &'static str = "half (F16C)";
+    fn random(rng: &mut Rng, index: usize) -> Half {
+        // Every bit pattern once per 65536 elements, in a shuffled order.
+        let _ = rng;
+        Half((index as u16).wrapping_mul(40503))
+    }
+    fn peer_slice(src: &[Half], dst: &mut [f32]) {
+        as_halves(src).convert_to_f32_slice(dst);
+    }
+    fn rust_loop(src: &[Half], dst: &mut [f32]) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = f16::from_bits(s.0).to_f32();
+        }
+    }
+    fn bits(d: f32) -> (u64, bool) {
+        (u64::from(d.to_bits()), d.is_nan())
+    }
+}
+
+fn as_bf16s(s: &[BFloat]) -> &[bf16] {
+    // SAFETY: `BFloat` and `bf16` are both `repr(transparent)` over `u16`: same size,
+    // alignment and validity (every bit pattern); the borrow is shared.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<bf16>(), s.len()) }
+}
+
+fn as_bf16s_mut(s: &mut [BFloat]) -> &mut [bf16] {
+    // SAFETY: as in `as_bf16s`; the borrow is unique and `bf16` has no invalid bit patterns.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<bf16>(), s.len()) }
+}
+
+/// Floats over every exponent (bfloat16 has float's range), one in eight random bits.
+fn random_f32_any(rng: &mut Rng) -> f32 {
+    let r = rng.next();
+    if r & 7 == 0 {
+        return f32::from_bits((r >> 32) as u32);
+    }
+    let exponent = ((r >> 8) % 254) as u32 + 1;
+    let significand = (r >> 32) as u32 & 0x7f_ffff;
+    let sign = ((r >> 3) & 1) as u32;
+    f32::from_bits(sign << 31 | exponent << 23 | significand)
+}
+
+/// float -> bfloat16, nearest-even (`convert_bfloat8(float8)`).
+struct BFloatFromFloat;
+impl Case for BFloatFromFloat {
+    type S = f32;
+    type D = BFloat;
+    const NAME: &'static str = "convert_bfloat8(float8)";
+    const PEER: &'static str = "half (bf16)";
+    fn random(rng: &mut Rng, _: usize) -> f32 {
+        random_f32_any(rng)
+    }
+    fn peer_slice(src: &[f32], dst: &mut [BFloat]) {
+        as_bf16s_mut(dst).convert_from_f32_slice(src);
+    }
+    fn rust_loop(src: &[f32], dst: &mut [BFloat]) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = BFloat(bf16::from_f32(s).to_bits());
+        }
+    }
+    fn bits(d: BFloat) -> (u64, bool) {
+        (u64::from(d.0), d.0 & 0x7fff > 0x7f80)
+    }
+}
+
+/// bfloat16 -> float, exact (`convert_float8(bfloat8)`).
+struct FloatFromBFloat;
+impl Case for FloatFromBFloat {
+    type S = BFloat;
+    type D = f32;
+    const NAME: &'static str = "convert_float8(bfloat8)";
+    const PEER: &'static str = "half (bf16)";
+    fn random(_: &mut Rng, index: usize) -> BFloat {
+        BFloat((index as u16).wrapping_mul(40503))
+    }
+    fn peer_slice(src: &[BFloat], dst: &mut [f32]) {
+        as_bf16s(src).convert_to_f32_slice(dst);
+    }
+    fn rust_loop(src: &[BFloat], dst: &mut [f32]) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = bf16::from_bits(s.0).to_f32();
+        }
+    }
+    fn bits(d: f32) -> (u64, bool) {
+        (u64::from(d.to_bits()), d.is_nan())
+    }
+}
+
+/// float -> an 8-bit float (nearest-even, saturating, as the `float8` crate converts) and back,
+/// against the `float8` crate, which has no slice conversion: its loop is the peer.
+macro_rules! fp8_cases {
+    ($to:ident, $from:ident, $elem:ident, $peer:ident, $max_magnitude:literal, $to_name:literal, $from_name:literal) => {
+        /// float -> the 8-bit float.
+        struct $to;
+        impl Case for $to {
+            type S = f32;
+            type D = $elem;
+            const NAME: &'static str = $to_name;
+            const PEER: &'static str = "float8";
+            fn random(rng: &mut Rng, _: usize) -> f32 {
+                random_f32_around_half(rng)
+            }
+            fn peer_slice(src: &[f32], dst: &mut [$elem]) {
+                for (d, &s) in dst.iter_mut().zip(src) {
+                    *d = $elem($peer::from_f32(s).to_bits());
+                }
+            }
+            fn rust_loop(src: &[f32], dst: &mut [$elem]) {
+                Self::peer_slice(src, dst)
+            }
+            fn bits(d: $elem) -> (u64, bool) {
+                (u64::from(d.0), d.0 & 0x7f > $max_magnitude)
+            }
+        }
+
+        /// The 8-bit float -> float, exact.
+        struct $from;
+        impl Case for $from {
+            type S = $elem;
+            type D = f32;
+            const NAME: &'static str = $from_name;
+            const PEER: &'static str = "float8";
+            fn random(_: &mut Rng, index: usize) -> $elem {
+                $elem((index as u8).wrapping_mul(157))
+            }
+            fn peer_slice(src: &[$elem], dst: &mut [f32]) {
+                for (d, &s) in dst.iter_mut().zip(src) {
+                    *d = $peer::from_bits(s.0).to_f32();
+                }
+            }
+            fn rust_loop(src: &[$elem], dst: &mut [f32]) {
+                Self::peer_slice(src, dst)
+            }
+            fn bits(d: f32) -> (u64, bool) {
+                (u64::from(d.to_bits()), d.is_nan())
+            }
+        }
+    };
+}
+
+// A NaN's magnitude: E4M3's is 0x7f alone (above its largest finite 0x7e), E5M2's above
+// infinity's 0x7c.
+fp8_cases!(
+    E4M3FromFloat,
+    FloatFromE4M3,
+    Fp8E4M3,
+    F8E4M3,
+    0x7e,
+    "convert_fp8e4m3x8_sat(float8)",
+    "convert_float8(fp8e4m3x8)"
+);
+fp8_cases!(
+    E5M2FromFloat,
+    FloatFromE5M2,
+    Fp8E5M2,
+    F8E5M2,
+    0x7c,
+    "convert_fp8e5m2x8_sat(float8)",
+    "convert_float8(fp8e5m2x8)"
+);
+
+fn bytes_of<T: Element>(s: &[T]) -> &[u8] {
+    // SAFETY: every `Element` is a plain integer, float or `repr(transparent)` integer wrapper:
+    // no padding, every byte initialised; the borrow is shared.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
+}
+
+/// Compares `got` with the kernel's `want`; returns how many elements are NaN in both with
+/// different bits. Panics on any other difference.
+fn compare<C: Case>(what: &str, want: &[C::D], got: &[C::D]) -> usize {
+    let mut nan_bits_differ = 0;
+    for (i, (&w, &g)) in want.iter().zip(got).enumerate() {
+        let (wb, wn) = C::bits(w);
+        let (gb, gn) = C::bits(g);
+        if wb == gb {
+            continue;
+        }
+        if wn && gn {
+            nan_bits_differ += 1;
+            continue;
+        }
+        panic!(
+            "{}: {what} differs from the kernel at element {i}: {gb:#x} against {wb:#x}",
+            C::NAME
+        );
+    }
+    nan_bits_differ
+}
+
+fn ns_per_run(reps: usize, f: &mut dyn FnMut()) -> f64 {
+    let start = Instant::now();
+    for _ in 0..reps {
+        f();
+    }
+    start.elapsed().as_nanos() as f64 / reps as f64
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).expect("no NaN times"));
+    v[v.len() / 2]
+}
+
+struct Row {
+    name: &'static str,
+    peer: &'static str,
+    size: &'static str,
+    traffic: usize,
+    /// Median ns per run of the kernel, the peer, rust-loop and same-bytes.
+    ns: [f64; 4],
+    /// Median per-round ratio kernel/baseline for the three baselines.
+    ratios: [f64; 3],
+    nan_bits_differ: usize,
+}
+
+fn bench_case<C: Case>(c: &mut Criterion, jit: &Jit, large: bool, rows: &mut Vec<Row>) {
+    let kernel: Kernel = jit.compile(C::NAME).expect("compiles");
+    jit.finish_tier_up();
+    let request = Request::parse(C::NAME, jit.extensions()).expect("parses");
+    let mut group = c.benchmark_group(C::NAME);
+    for (seed, &(bytes, size)) in SIZES.iter().enumerate() {
+        let big = bytes >= 64 << 20;
+        if big && !large {
+            continue;
+        }
+        let elements = bytes / std::mem::size_of::<C::S>();
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ seed as u64);
+        let src: Vec<C::S> = (0..elements).map(|i| C::random(&mut rng, i)).collect();
+        let mut dst = vec![C::D::default(); elements];
+        let mut other = vec![C::D::default(); elements];
+
+        kernel.run(&src, &mut dst).expect("runs");
+        if !big {
+            let mut want = vec![C::D::default(); elements];
+            let want_bytes = {
+                // SAFETY: as in `bytes_of`, and the borrow is unique.
+                unsafe {
+                    std::slice::from_raw_parts_mut(
+                        want.as_mut_ptr().cast::<u8>(),
+                        std::mem::size_of_val(&want[..]),
+                    )
+                }
+            };
+            reference::evaluate(&request, clconv::Layout::Packed, bytes_of(&src), want_bytes)
+                .expect("reference");
+            let differ = compare::<C>("the reference", &want, &dst);
+            assert_eq!(
+                differ,
+                0,
+                "{}: the kernel's NaNs differ from the reference",
+                C::NAME
+            );
+        }
+        C::peer_slice(&src, &mut other);
+        let nan_bits_differ = compare::<C>("the peer", &dst, &other);
+        C::rust_loop(&src, &mut other);
+        compare::<C>("rust-loop", &dst, &other);
+
+        let traffic = std::mem::size_of_val(&src[..]) + std::mem::size_of_val(&dst[..]);
+        let copy_src = vec![0x5au8; traffic / 2];
+        let mut copy_dst = vec![0u8; traffic / 2];
+
+        group.sample_size(if big { 10 } else { 30 });
+        group.sampling_mode(if big {
+            SamplingMode::Flat
+        } else {
+            SamplingMode::Auto
+        });
+        group.throughput(Throughput::Elements(elements as u64));
+        group.bench_function(BenchmarkId::new("kernel", size), |b| {
+            b.iter(|| {
+                kernel
+                    .run(black_box(&src[..]), black_box(&mut dst[..]))
+                    .unwrap()
+            })
+        });
+        group.bench_function(BenchmarkId::new("peer", size), |b| {
+            b.iter(|| C::peer_slice(black_box(&src[..]), black_box(&mut other[..])))
+        });
+        group.bench_function(BenchmarkId::new("rust-loop", size), |b| {
+            b.iter(|| C::rust_loop(black_box(&src[..]), black_box(&mut other[..])))
+        });
+        group.bench_function(BenchmarkId::new("same-bytes", size), |b| {
+            b.iter(|| black_box(&mut copy_dst[..]).copy_from_slice(black_box(&copy_src[..])))
+        });
+
+        // Interleaved rounds: every variant once per round, ratios per round.
+        let (rounds, reps) = if big { (9, 1) } else { (31, 20) };
+        let mut times: [Vec<f64>; 4] = Default::default();
+        let mut ratios: [Vec<f64>; 3] = Default::default();
+        for _ in 0..rounds {
+            let t = [
+                ns_per_run(reps, &mut || kernel.run(&src, &mut dst).unwrap()),
+                ns_per_run(reps, &mut || C::peer_slice(&src, &mut other)),
+                ns_per_run(reps, &mut || C::rust_loop(&src, &mut other)),
+                ns_per_run(reps, &mut || copy_dst.copy_from_slice(&copy_src)),
+            ];
+            for (v, ns) in times.iter_mut().zip(t) {
+                v.push(ns);
+            }
+            for (r, baseline) in ratios.iter_mut().zip(&t[1..]) {
+                r.push(baseline / t[0]);
+            }
+        }
+        rows.push(Row {
+            name: C::NAME,
+            peer: C::PEER,
+            size,
+            traffic,
+            ns: times.map(|mut v| median(&mut v)),
+            ratios: ratios.map(|mut v| median(&mut v)),
+            nan_bits_differ,
+        });
+    }
+    group.finish();
+}
+
+fn summary(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| conversion | source | peer | kernel GB/s | peer GB/s | rust-loop GB/s | same-bytes GB/s \
+         | ×peer | ×rust-loop | ×same-bytes | NaNs with other bits in the peer |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        let gbs = |ns: f64| r.traffic as f64 / ns;
+        out += &format!(
+            "| `{}` | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} |\n",
+            r.name,
+            r.size,
+            r.peer,
+            gbs(r.ns[0]),
+            gbs(r.ns[1]),
+            gbs(r.ns[2]),
+            gbs(r.ns[3]),
+            r.ratios[0],
+            r.ratios[1],
+            r.ratios[2],
+            r.nan_bits_differ,
+        );
+    }
+    out
+}
+
+fn main() {
+    let large = std::env::var("CLCONV_BENCH_LARGE").map_or(true, |v| v != "0");
+    let jit = Jit::with_options(X64Flags::Host, Extensions::with_fp16(), Rounding::Rte)
+        .expect("a JIT for this host");
+    jit.set_tiering(Tiering::OptimisedOnly);
+    jit.set_threads(Threads::Exactly(1));
+    let mut c = Criterion::default()
+        .warm_up_time(std::time::Duration::from_millis(500))
+        .measurement_time(std::time::Duration::from_millis(1500))
+        .configure_from_args();
+    let mut rows = Vec::new();
+    bench_case::<HalfFromFloat>(&mut c, &jit, large, &mut rows);
+    bench_case::<FloatFromHalf>(&mut c, &jit, large, &mut rows);
+    bench_case::<BFloatFromFloat>(&mut c, &jit, large, &mut rows);
+    bench_case::<FloatFromBFloat>(&mut c, &jit, large, &mut rows);
+    bench_case::<E4M3FromFloat>(&mut c, &jit, large, &mut rows);
+    bench_case::<FloatFromE4M3>(&mut c, &jit, large, &mut rows);
+    bench_case::<E5M2FromFloat>(&mut c, &jit, large, &mut rows);
+    bench_case::<FloatFromE5M2>(&mut c, &jit, large, &mut rows);
+    c.final_summary();
+    println!("\n{}", summary(&rows));
+    #[cfg(target_arch = "x86_64")]
+    println!(
+        "F16C on this CPU (the half crate uses it): {}",
+        is_x86_feature_detected!("f16c")
+    );
+}

@@ -1,0 +1,473 @@
+//! The floating formats narrower than float, converted through float: half (whose sequences
+//! live in [`super::half`]), bfloat16, and the OCP 8-bit floats E4M3 and E5M2, in integer and
+//! float32 IR that every Cranelift backend lowers.
+//!
+//! A format is its fields ([`SmallFloat`]): width, fraction bits, exponent bias, and whether it
+//! has infinities (E4M3 has none: exponent 1111 holds normal numbers up to 448, and only
+//! S.1111.111 is NaN).
+//!
+//! - **small -> float** is exact. bfloat16 is float's upper half: a shift (and the quiet bit for
+//!   a NaN). The others: normals move their fields into place and rebias the exponent;
+//!   subnormals are `m * 2^(1 - bias - fraction)`, an exact integer conversion and an exact
+//!   scaling; infinities and NaNs take float's all-ones exponent, a NaN its payload and the
+//!   quiet bit.
+//! - **float -> small**, rounded by the mode, on float's bits (the half sequences of
+//!   [`super::half`] with the format's fields): `q = m >> s` keeps the format's fraction
+//!   (`s` grows as the result goes subnormal), the cut-off bits against half a unit decide the
+//!   increment, and a carry moves into the exponent. bfloat16 has float's exponent range, so
+//!   no result of it is subnormal where float's is not: one add and a shift round it.
+//! - **overflow**: beyond the largest finite magnitude the result is what IEEE-754 gives by the
+//!   mode (infinity, or the largest finite value when the mode rounds toward zero for the
+//!   value's sign); E4M3 gives its NaN where IEEE-754 gives infinity. `_sat` gives the largest
+//!   finite value of the sign for every non-NaN beyond it, infinities included
+//!   (`src/reference.rs`, `overflow_rule`).
+//! - **NaN**: the sign, the payload's top bits and the quiet bit; E4M3's only NaN, S.1111.111.
+//!
+//! Hard inputs: the largest finite value and the first value that rounds beyond it (E4M3: 448,
+//! 464 (rte: NaN), 480; E5M2: 57344, 61440 (rte: inf)), the smallest subnormal and half of it
+//! (a tie to zero under rte), -0.0, float subnormals, NaN payloads, E4M3's 0x7e and 0x7f.
+
+use super::half;
+use super::lanes::{round_vector, splat_bits, VectorRounding};
+use super::values::{bitcast_le, int_const};
+use crate::types::{Rounding, ScalarType};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, InstBuilder, Type, Value};
+use cranelift_frontend::FunctionBuilder;
+
+/// A floating format narrower than float, by its fields.
+///
+/// ```
+/// use clconv::lower::small_float::SmallFloat;
+/// use clconv::ScalarType;
+/// let e4m3 = SmallFloat::of(ScalarType::Fp8E4M3).unwrap();
+/// assert_eq!(e4m3.max_finite(), 0x7e); // 448
+/// assert_eq!(SmallFloat::of(ScalarType::Fp8E5M2).unwrap().max_finite(), 0x7b); // 57344
+/// assert!(SmallFloat::of(ScalarType::Float).is_none());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SmallFloat {
+    /// The element type.
+    pub ty: ScalarType,
+    /// Width in bits: 16 or 8.
+    pub width: u32,
+    /// Fraction (explicit significand) bits.
+    pub fraction: u32,
+    /// The exponent bias.
+    pub bias: u32,
+    /// True for E4M3: no infinity, the only NaN has every exponent and fraction bit set.
+    pub nan_only: bool,
+}
+
+impl SmallFloat {
+    /// The format of `t`, if it is a floating type narrower than float.
+    pub const fn of(t: ScalarType) -> Option<SmallFloat> {
+        let (width, fraction, bias, nan_only) = match t {
+            ScalarType::Half => (16, 10, 15, false),
+            ScalarType::BFloat => (16, 7, 127, false),
+            ScalarType::Fp8E4M3 => (8, 3, 7, true),
+            ScalarType::Fp8E5M2 => (8, 2, 15, false),
+            _ => return None,
+        };
+        Some(SmallFloat {
+            ty: t,
+            width,
+            fraction,
+            bias,
+            nan_only,
+        })
+    }
+
+    /// The bits of every magnitude (all but the sign).
+    pub const fn magnitude_mask(self) -> u32 {
+        (1 << (self.width - 1)) - 1
+    }
+
+    /// The infinity's bits (the all-ones exponent), or for E4M3 the first magnitude past the
+    /// largest finite one (its NaN).
+    pub const fn first_beyond(self) -> u32 {
+        self.max_finite() + 1
+    }
+
+    /// The largest finite magnitude's bits.
+    pub const fn max_finite(self) -> u32 {
+        if self.nan_only {
+            self.magnitude_mask() - 1
+        } else {
+            (((1 << (self.width - 1 - self.fraction)) - 1) << self.fraction) - 1
+        }
+    }
+
+    /// float's exponent field minus this format's, for the same power of two.
+    const fn rebias(self) -> u32 {
+        127 - self.bias
+    }
+
+    /// Fraction bits float has beyond this format's.
+    const fn shift(self) -> u32 {
+        23 - self.fraction
+    }
+
+    /// The NaN of a NaN float whose fraction bits are `fraction` (positive): E4M3's only NaN,
+    /// or the all-ones exponent with the payload's top bits and the quiet bit.
+    fn nan_bits(self, b: &mut FunctionBuilder, fraction: Value) -> Value {
+        let ty = b.func.dfg.value_type(fraction);
+        if self.nan_only {
+            return splat_or_const(b, ty, u64::from(self.magnitude_mask()));
+        }
+        let payload = ushr(b, fraction, self.shift());
+        let quiet = (self.max_finite() + 1) | (1 << (self.fraction - 1));
+        let quiet = splat_or_const(b, ty, u64::from(quiet));
+        b.ins().bor(payload, quiet)
+    }
+}
+
+fn splat_or_const(b: &mut FunctionBuilder, ty: Type, bits: u64) -> Value {
+    if ty.is_vector() {
+        splat_bits(b, ty, bits)
+    } else {
+        int_const(b, ty, bits as i128)
+    }
+}
+
+fn ushr(b: &mut FunctionBuilder, x: Value, amount: u32) -> Value {
+    b.ins().ushr_imm_u(x, i64::from(amount))
+}
+
+/// Widens one element of the small float `fmt` (its bits: I16 or I8) to an F32 value, exactly.
+pub fn to_f32(b: &mut FunctionBuilder, fmt: SmallFloat, x: Value) -> Value {
+    if fmt.ty == ScalarType::Half {
+        return half::half_bits_to_f32(b, x);
+    }
+    let i = types::I32;
+    let x = b.ins().uextend(i, x);
+    let w = b.ins().ishl_imm_u(x, i64::from(32 - fmt.width));
+    let sign = b.ins().band_imm_u(w, 0x8000_0000u32 as i64);
+    let abs = b.ins().bxor(w, sign);
+    if fmt.ty == ScalarType::BFloat {
+        // float's upper half; a NaN is made quiet.
+        let is_nan = b
+            .ins()
+            .icmp_imm_u(IntCC::UnsignedGreaterThan, abs, 0x7f80_0000);
+        let quiet = b.ins().uextend(i, is_nan);
+        let quiet = b.ins().ishl_imm_u(quiet, 22);
+        let bits = b.ins().bor(w, quiet);
+        return bitcast_le(b, types::F32, bits);
+    }
+    let magnitude = ushr(b, abs, 32 - fmt.width);
+    let m = b.ins().band_imm_u(magnitude, (1i64 << fmt.fraction) - 1);
+    let normal = b.ins().ishl_imm_u(magnitude, i64::from(fmt.shift()));
+    let normal = b.ins().iadd_imm_u(normal, i64::from(fmt.rebias()) << 23);
+    let mf = b.ins().fcvt_from_uint(types::F32, m);
+    let scale = f32::from_bits((127 + 1 - fmt.bias - fmt.fraction) << 23);
+    let scale = b.ins().f32const(scale);
+    let sub = b.ins().fmul(mf, scale);
+    let sub = bitcast_le(b, i, sub);
+    let is_sub = b
+        .ins()
+        .icmp_imm_u(IntCC::UnsignedLessThan, magnitude, 1i64 << fmt.fraction);
+    let bits = b.ins().select(is_sub, sub, normal);
+    let special = special_to_f32(b, fmt, m);
+    let beyond = b.ins().icmp_imm_u(
+        IntCC::UnsignedGreaterThanOrEqual,
+        magnitude,
+        i64::from(fmt.first_beyond()),
+    );
+    let bits = b.ins().select(beyond, special, bits);
+    let bits = b.ins().bor(bits, sign);
+    bitcast_le(b, types::F32, bits)
+}
+
+/// float's bits for the infinity or NaN whose fraction is `m` (E4M3: its NaN, fraction 111).
+fn special_to_f32(b: &mut FunctionBuilder, fmt: SmallFloat, m: Value) -> Value {
+    let ty = b.func.dfg.value_type(m);
+    let exp = splat_or_const(b, ty, 0x7f80_0000);
+    let payload = b.ins().ishl_imm_u(m, i64::from(fmt.shift()));
+    let special = b.ins().bor(exp, payload);
+    // A NaN (any fraction but zero) is made quiet.
+    let zero = splat_or_const(b, ty, 0);
+    let is_nan = b.ins().icmp(IntCC::NotEqual, m, zero);
+    let quiet = if ty.is_vector() {
+        let bit = splat_bits(b, ty, 0x40_0000);
+        b.ins().band(is_nan, bit)
+    } else {
+        let q = b.ins().uextend(ty, is_nan);
+        b.ins().ishl_imm_u(q, 22)
+    };
+    b.ins().bor(special, quiet)
+}
+
+/// Rounds the float whose bits are the I32 `x` into the small float `fmt` by `rounding`;
+/// `saturate` (`_sat`) gives the largest finite value of the sign beyond it. Returns the
+/// element's bits (I16 or I8).
+pub fn from_f32_bits(
+    b: &mut FunctionBuilder,
+    fmt: SmallFloat,
+    x: Value,
+    rounding: Rounding,
+    saturate: bool,
+) -> Value {
+    if fmt.ty == ScalarType::Half && !saturate {
+        return half::f32_bits_to_half(b, x, rounding);
+    }
+    let i = types::I32;
+    let elem = types::Type::int(fmt.width as u16).expect("8 or 16 bits");
+    let sign = b.ins().ushr_imm_u(x, 31);
+    let a = b.ins().band_imm_u(x, 0x7fff_ffff);
+    let fraction = b.ins().band_imm_u(a, 0x7f_ffff);
+    let zero = int_const(b, i, 0);
+    let one = int_const(b, i, 1);
+    // Magnitudes that round up, by the sign: rtp rounds up positive ones, rtn negative ones.
+    let up_sign = match rounding {
+        Rounding::Rtp => Some(0),
+        Rounding::Rtn => Some(1),
+        _ => None,
+    };
+    let rounds_up = up_sign.map(|s| b.ins().icmp_imm_u(IntCC::Equal, sign, s));
+
+    let finite = if fmt.ty == ScalarType::BFloat {
+        // float's exponent range: add below the kept bits, shift.
+        let add = match rounding {
+            Rounding::Rte => {
+                let kept = b.ins().ushr_imm_u(a, 16);
+                let odd = b.ins().band_imm_u(kept, 1);
+                b.ins().iadd_imm_u(odd, 0x7fff)
+            }
+            Rounding::Rtz => zero,
+            Rounding::Rtp | Rounding::Rtn => {
+                let all = int_const(b, i, 0xffff);
+                b.ins().select(rounds_up.expect("directed"), all, zero)
+            }
+        };
+        let h = b.ins().iadd(a, add);
+        b.ins().ushr_imm_u(h, 16)
+    } else {
+        // The half sequence of `half::f32_bits_to_half` with the format's fields.
+        let e = b.ins().ushr_imm_u(a, 23);
+        let is_normal = b.ins().icmp(IntCC::NotEqual, e, zero);
+        let implicit = b.ins().uextend(i, is_normal);
+        let implicit = b.ins().ishl_imm_u(implicit, 23);
+        let m = b.ins().bor(fraction, implicit);
+        let e = b.ins().smax(e, one);
+        // s = max(shift, shift + (rebias + 1) - E), capped at 25 (q = 0, the rest nonzero).
+        let top = int_const(b, i, i128::from(fmt.shift() + fmt.rebias() + 1));
+        let s = b.ins().isub(top, e);
+        let min_s = int_const(b, i, i128::from(fmt.shift()));
+        let s = b.ins().smax(s, min_s);
+        let c25 = int_const(b, i, 25);
+        let s = b.ins().smin(s, c25);
+        let q = b.ins().ushr(m, s);
+        let unit = b.ins().ishl(one, s);
+        let low_mask = b.ins().isub(unit, one);
+        let rem = b.ins().band(m, low_mask);
+        let halfway = b.ins().ushr_imm_u(unit, 1);
+        let inc = match rounding {
+            Rounding::Rtz => zero,
+            Rounding::Rte => {
+                let above = b.ins().icmp(IntCC::UnsignedGreaterThan, rem, halfway);
+                let tie = b.ins().icmp(IntCC::Equal, rem, halfway);
+                let odd = b.ins().band_imm_u(q, 1);
+                let odd = b.ins().icmp_imm_u(IntCC::NotEqual, odd, 0);
+                let tie_up = b.ins().band(tie, odd);
+                let up = b.ins().bor(above, tie_up);
+                b.ins().uextend(i, up)
+            }
+            Rounding::Rtp | Rounding::Rtn => {
+                let inexact = b.ins().icmp_imm_u(IntCC::NotEqual, rem, 0);
+                let up = b.ins().band(inexact, rounds_up.expect("directed"));
+                b.ins().uextend(i, up)
+            }
+        };
+        let eh = b.ins().iadd_imm_u(e, -i64::from(fmt.rebias()));
+        let eh = b.ins().smax(eh, one);
+        let eh = b.ins().isub(eh, one);
+        let h = b.ins().ishl_imm_u(eh, i64::from(fmt.fraction));
+        let h = b.ins().iadd(h, q);
+        b.ins().iadd(h, inc)
+    };
+
+    // Beyond the largest finite value: by the mode, or saturated.
+    let max = int_const(b, i, i128::from(fmt.max_finite()));
+    let inf = int_const(b, i, i128::from(fmt.first_beyond()));
+    let overflow_value = if saturate {
+        max
+    } else {
+        match rounding {
+            Rounding::Rte => inf,
+            Rounding::Rtz => max,
+            Rounding::Rtp | Rounding::Rtn => b.ins().select(rounds_up.expect("directed"), inf, max),
+        }
+    };
+    let overflow = b.ins().icmp(IntCC::UnsignedGreaterThan, finite, max);
+    let magnitude = b.ins().select(overflow, overflow_value, finite);
+
+    // Infinity gives infinity (E4M3: its NaN; `_sat`: the largest finite value); NaN its NaN.
+    let is_nan = b
+        .ins()
+        .icmp_imm_u(IntCC::UnsignedGreaterThan, a, 0x7f80_0000);
+    let is_inf = b.ins().icmp_imm_u(IntCC::Equal, a, 0x7f80_0000);
+    let inf_value = if saturate { max } else { inf };
+    let magnitude = b.ins().select(is_inf, inf_value, magnitude);
+    let nan = fmt.nan_bits(b, fraction);
+    let magnitude = b.ins().select(is_nan, nan, magnitude);
+    let sign = b.ins().ishl_imm_u(sign, i64::from(fmt.width - 1));
+    let result = b.ins().bor(magnitude, sign);
+    b.ins().ireduce(elem, result)
+}
+
+/// Vector small float -> float, exact: I32X4 with the element's bits in each lane's low
+/// `fmt.width` bits in, F32X4 out. `keep_nan` (half only; see [`half::half_to_f32x4`]).
+pub fn to_f32x4(b: &mut FunctionBuilder, fmt: SmallFloat, h: Value, keep_nan: bool) -> Value {
+    if fmt.ty == ScalarType::Half {
+        return half::half_to_f32x4(b, h, keep_nan);
+    }
+    let i = types::I32X4;
+    let w = b.ins().ishl_imm_u(h, i64::from(32 - fmt.width));
+    let sign_mask = splat_bits(b, i, 0x8000_0000);
+    let sign = b.ins().band(w, sign_mask);
+    let abs = b.ins().bxor(w, sign);
+    if fmt.ty == ScalarType::BFloat {
+        let inf = splat_bits(b, i, 0x7f80_0000);
+        let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, abs, inf);
+        let quiet_bit = splat_bits(b, i, 0x40_0000);
+        let quiet = b.ins().band(is_nan, quiet_bit);
+        let bits = b.ins().bor(w, quiet);
+        return bitcast_le(b, types::F32X4, bits);
+    }
+    let magnitude = ushr(b, abs, 32 - fmt.width);
+    let fraction_mask = splat_bits(b, i, (1 << fmt.fraction) - 1);
+    let m = b.ins().band(magnitude, fraction_mask);
+    let normal = b.ins().ishl_imm_u(magnitude, i64::from(fmt.shift()));
+    let rebias = splat_bits(b, i, u64::from(fmt.rebias()) << 23);
+    let normal = b.ins().iadd(normal, rebias);
+    let mf = b.ins().fcvt_from_sint(types::F32X4, m);
+    let scale = splat_bits(
+        b,
+        types::F32X4,
+        u64::from((127 + 1 - fmt.bias - fmt.fraction) << 23),
+    );
+    let sub = b.ins().fmul(mf, scale);
+    let sub = bitcast_le(b, i, sub);
+    let min_normal = splat_bits(b, i, 1 << fmt.fraction);
+    let is_sub = b.ins().icmp(IntCC::SignedLessThan, magnitude, min_normal);
+    let bits = b.ins().bitselect(is_sub, sub, normal);
+    let special = special_to_f32(b, fmt, m);
+    let max = splat_bits(b, i, u64::from(fmt.max_finite()));
+    let beyond = b.ins().icmp(IntCC::SignedGreaterThan, magnitude, max);
+    let bits = b.ins().bitselect(beyond, special, bits);
+    let bits = b.ins().bor(bits, sign);
+    bitcast_le(b, types::F32X4, bits)
+}
+
+/// Vector float -> small float by `rounding` (`saturate`: `_sat`): F32X4 in, I32X4 out with
+/// the element's bits sign-extended from `fmt.width` bits, ready for `snarrow`. The vector
+/// form of [`from_f32_bits`]: normal results by a rebias, a rounding add and a shift; subnormal
+/// results by scaling |x| so that the format's smallest subnormal is 1 and rounding to an
+/// integer by the mode (`kind`: the native instruction or the magic constant).
+pub fn from_f32x4(
+    b: &mut FunctionBuilder,
+    fmt: SmallFloat,
+    x: Value,
+    rounding: Rounding,
+    kind: VectorRounding,
+    saturate: bool,
+) -> Value {
+    if fmt.ty == ScalarType::Half && !saturate {
+        return half::f32x4_to_half(b, x, rounding, kind);
+    }
+    let i = types::I32X4;
+    let w = bitcast_le(b, i, x);
+    let abs_mask = splat_bits(b, i, 0x7fff_ffff);
+    let a = b.ins().band(w, abs_mask);
+    let sign = b.ins().bxor(w, a);
+    let zero = splat_bits(b, i, 0);
+    let negative = b.ins().icmp(IntCC::NotEqual, sign, zero);
+    let positive = b.ins().bnot(negative);
+    let up_lanes = match rounding {
+        Rounding::Rtp => Some(positive),
+        Rounding::Rtn => Some(negative),
+        _ => None,
+    };
+    let shift = fmt.shift();
+
+    // Normal results (and every bfloat16 result): rebias, round by an add, shift.
+    let rebias = splat_bits(
+        b,
+        i,
+        (u64::from(fmt.rebias()) << 23).wrapping_neg() & 0xffff_ffff,
+    );
+    let biased = b.ins().iadd(a, rebias);
+    let add = match rounding {
+        Rounding::Rte => {
+            let kept = ushr(b, a, shift);
+            let one = splat_bits(b, i, 1);
+            let odd = b.ins().band(kept, one);
+            let base = splat_bits(b, i, (1 << (shift - 1)) - 1);
+            b.ins().iadd(base, odd)
+        }
+        Rounding::Rtz => zero,
+        Rounding::Rtp | Rounding::Rtn => {
+            let all = splat_bits(b, i, (1 << shift) - 1);
+            b.ins().band(all, up_lanes.expect("directed"))
+        }
+    };
+    let rounded = b.ins().iadd(biased, add);
+    let normal = ushr(b, rounded, shift);
+
+    let h = if fmt.ty == ScalarType::BFloat {
+        normal
+    } else {
+        // Subnormal results: |x| * 2^(bias - 1 + fraction) is exact and its integer part is the
+        // result's bits.
+        let abs = bitcast_le(b, types::F32X4, a);
+        let scale = splat_bits(
+            b,
+            types::F32X4,
+            u64::from((127 + fmt.bias - 1 + fmt.fraction) << 23),
+        );
+        let v = b.ins().fmul(abs, scale);
+        let q = match rounding {
+            Rounding::Rte => round_vector(b, v, Rounding::Rte, kind),
+            Rounding::Rtz => round_vector(b, v, Rounding::Rtn, kind),
+            Rounding::Rtp | Rounding::Rtn => {
+                let up = round_vector(b, v, Rounding::Rtp, kind);
+                let down = round_vector(b, v, Rounding::Rtn, kind);
+                let mask = bitcast_le(b, types::F32X4, up_lanes.expect("directed"));
+                b.ins().bitselect(mask, up, down)
+            }
+        };
+        let sub = b.ins().fcvt_to_sint_sat(i, q);
+        let min_normal = splat_bits(b, i, u64::from(fmt.rebias() + 1) << 23);
+        let is_normal = b.ins().icmp(IntCC::SignedGreaterThanOrEqual, a, min_normal);
+        b.ins().bitselect(is_normal, normal, sub)
+    };
+
+    // Beyond the largest finite value, infinities, NaNs.
+    let max = splat_bits(b, i, u64::from(fmt.max_finite()));
+    let inf = splat_bits(b, i, u64::from(fmt.first_beyond()));
+    let overflow_value = if saturate {
+        max
+    } else {
+        match rounding {
+            Rounding::Rte => inf,
+            Rounding::Rtz => max,
+            Rounding::Rtp | Rounding::Rtn => {
+                b.ins().bitselect(up_lanes.expect("directed"), inf, max)
+            }
+        }
+    };
+    let overflow = b.ins().icmp(IntCC::SignedGreaterThan, h, max);
+    let h = b.ins().bitselect(overflow, overflow_value, h);
+    let exp_all_ones = splat_bits(b, i, 0x7f80_0000);
+    let is_inf = b.ins().icmp(IntCC::Equal, a, exp_all_ones);
+    let inf_value = if saturate { max } else { inf };
+    let h = b.ins().bitselect(is_inf, inf_value, h);
+    let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, a, exp_all_ones);
+    let fraction_mask = splat_bits(b, i, 0x7f_ffff);
+    let fraction = b.ins().band(a, fraction_mask);
+    let nan = fmt.nan_bits(b, fraction);
+    let h = b.ins().bitselect(is_nan, nan, h);
+    // The sign, extended over the lane above the element: `snarrow` packs exactly.
+    let sign = b.ins().sshr_imm_u(sign, i64::from(32 - fmt.width));
+    b.ins().bor(h, sign)
+}
