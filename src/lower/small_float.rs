@@ -11,11 +11,27 @@
 //!   subnormals are `m * 2^(1 - bias - fraction)`, an exact integer conversion and an exact
 //!   scaling; infinities and NaNs take float's all-ones exponent, a NaN its payload and the
 //!   quiet bit.
-//! - **float -> small**, rounded by the mode, on float's bits (the half sequences of
-//!   [`super::half`] with the format's fields): `q = m >> s` keeps the format's fraction
-//!   (`s` grows as the result goes subnormal), the cut-off bits against half a unit decide the
-//!   increment, and a carry moves into the exponent. bfloat16 has float's exponent range, so
-//!   no result of it is subnormal where float's is not: one add and a shift round it.
+//! - **float -> small**, rounded by the mode, on float's bits (half to nearest-even takes the
+//!   shorter sequence of [`super::half`]). bfloat16 has float's exponent range, so no result of
+//!   it is subnormal where float's is not: one add below the kept bits and a shift round it.
+//!   The others, per element (all arithmetic in I32; for half, `shift` = 13 and the rebias
+//!   112; the other formats put their fields there):
+//!   - Terms: `a` is |x|'s bit pattern, `E` its biased exponent (1 for subnormals), `m` the
+//!     24-bit significand with the implicit bit, so |x| = m * 2^(E-150). A half with biased
+//!     exponent `Eh` and 11-bit significand `q` is q * 2^(Eh-25).
+//!   - Keep `q = m >> s` with `s = max(13, 126 - E)`: 13 for half normals, more as the result
+//!     goes subnormal. `s` is capped at 25, where `q` = 0 and the cut-off part (< 2^24) is
+//!     still "nonzero but below half a unit", which is all rounding needs.
+//!   - The cut-off `rem = m mod 2^s` against `2^(s-1)` decides the increment: rte rounds up
+//!     past the half and on the half when `q` is odd; rtp/rtn round up the magnitude of a
+//!     positive/negative value whenever `rem != 0`; rtz never.
+//!   - `h = ((max(E - 112, 1) - 1) << 10) + q + inc`. Adding `q` with its implicit bit lifts
+//!     the exponent field by one, and a carry out of the significand (0x7ff + 1) moves to the
+//!     next binade or from the largest subnormal to the smallest normal, both correctly.
+//!
+//!   In vectors (Cranelift's vector shifts take one amount for every lane) normal results
+//!   rebias, add the rounding increment below the kept bits and shift; subnormal results scale
+//!   |x| so that the smallest subnormal is 1 (exact) and round to an integer by the mode.
 //! - **overflow**: beyond the largest finite magnitude the result is what IEEE-754 gives by the
 //!   mode (infinity, or the largest finite value when the mode rounds toward zero for the
 //!   value's sign); E4M3 gives its NaN where IEEE-754 gives infinity. `_sat` gives the largest
@@ -207,8 +223,8 @@ pub fn from_f32_bits(
     rounding: Rounding,
     saturate: bool,
 ) -> Value {
-    if fmt.ty == ScalarType::Half && !saturate {
-        return half::f32_bits_to_half(b, x, rounding);
+    if fmt.ty == ScalarType::Half && rounding == Rounding::Rte && !saturate {
+        return half::f32_bits_to_half_rte(b, x);
     }
     let i = types::I32;
     let elem = types::Type::int(fmt.width as u16).expect("8 or 16 bits");
@@ -372,8 +388,8 @@ pub fn from_f32x4(
     kind: VectorRounding,
     saturate: bool,
 ) -> Value {
-    if fmt.ty == ScalarType::Half && !saturate {
-        return half::f32x4_to_half(b, x, rounding, kind);
+    if fmt.ty == ScalarType::Half && rounding == Rounding::Rte && !saturate {
+        return half::f32x4_to_half_rte(b, x);
     }
     let i = types::I32X4;
     let w = bitcast_le(b, i, x);
