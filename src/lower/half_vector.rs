@@ -39,6 +39,10 @@ pub fn vector(
 ) -> Vec<Value> {
     let src = spec.src;
     let floats: Vec<Value> = match src {
+        ScalarType::BFloat => inputs
+            .iter()
+            .flat_map(|&v| small_float::bfloat16x8_to_f32x4s(b, v))
+            .collect(),
         t if t.is_small_float() => {
             let fmt = SmallFloat::of(t).expect("a small float");
             lanes::widen_to(b, inputs.to_vec(), t.bits(), 32, false)
