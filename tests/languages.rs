@@ -216,6 +216,15 @@ fn each_spelling_is_the_request_its_rules_make() {
         ("wasm:f64.promote_f32", "convert_double_rte(float)"),
         ("wasm:f64.reinterpret_i64", "as_double(long)"),
         ("wasm:i32.trunc_f32_s", "convert_int_trap(float)"),
+        // SIMD, lanes in place (SIMD.md): `narrow` saturates signed lanes, `a` then `b`.
+        ("wasm:i32x4.trunc_sat_f32x4_u", "convert_uint4_sat(float4)"),
+        (
+            "wasm:i32x4.relaxed_trunc_f32x4_s",
+            "convert_int4_sat(float4)",
+        ),
+        ("wasm:f32x4.convert_i32x4_s", "convert_float4_rte(int4)"),
+        ("wasm:i8x16.narrow_i16x8_u", "convert_uchar16_sat(short16)"),
+        ("wasm:i16x8.narrow_i32x4_s", "convert_short8_sat(int8)"),
         // PTX cvt: float -> integer clamps; NaN gives 0 but from f64 or into 64 bits.
         ("ptx:cvt.rni.sat.s8.f32", "convert_char_sat_rte(float)"),
         ("ptx:cvt.rzi.s32.f32", "convert_int_sat_rtz(float)"),
@@ -265,7 +274,7 @@ fn what_a_language_does_not_have_is_a_typed_error() {
         ("rust:f32 to i8", "expected `<type> as <type>`"),
         ("rust:f32 as i128", "128-bit"),
         ("wasm:i32.extend8_s", "sign-extends the low bits"),
-        ("wasm:i32x4.trunc_sat_f32x4_s", "SIMD"),
+        ("wasm:f64x2.convert_low_i32x4_u", "lanes move"),
     ] {
         let e = err(name);
         assert!(

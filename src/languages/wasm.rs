@@ -1,6 +1,7 @@
 //! WebAssembly: the scalar numeric conversion instructions by their text-format names
 //! (`wasm:i32.trunc_sat_f32_u`, `wasm:f64.convert_i64_s`, `wasm:i32.wrap_i64`,
-//! `wasm:f32.reinterpret_i32`).
+//! `wasm:f32.reinterpret_i32`), and the SIMD ones whose lanes stay in place
+//! (`wasm:i32x4.trunc_sat_f32x4_s`, `wasm:i8x16.narrow_i16x8_u`).
 //!
 //! Rules (quoted with their sections in `docs/wasm.md`): `trunc_sat` saturates toward zero and
 //! gives 0 for NaN (OpenCL's `_sat`); `convert` and `demote` round to nearest, ties to even;
@@ -13,9 +14,9 @@
 
 use super::syntax;
 use super::{construct, nearest_even, reinterpret, ConstructorRules, Language};
-use crate::request::{Request, RequestError};
+use crate::request::{Conversion, Request, RequestError};
 use crate::rules::Rules;
-use crate::types::{ScalarType, VectorType};
+use crate::types::{Extensions, ScalarType, VectorType, Width};
 
 const RULES: ConstructorRules = ConstructorRules {
     float_to_int: Rules::OPENCL,
@@ -73,6 +74,28 @@ const INSTRUCTIONS: [(&str, ScalarType, ScalarType, bool); 23] = {
     ]
 };
 
+/// The SIMD conversions whose lanes sit as OpenCL's vectors do (name, source, destination,
+/// saturating): every lane of the operand converts into the same lane of the result. `narrow`
+/// takes two operands whose lanes fill the result in order (`a` the low half, SIMD.md), which is
+/// a vector of twice the lanes in clconv's terms: `short16` is two I16X8 values in the builder
+/// API (`value_shape`), and consecutive elements in a buffer. `relaxed_trunc` may give any of
+/// several results where `trunc_sat` defines one (NaN, out of range); clconv gives `trunc_sat`'s.
+const SIMD: [(&str, ScalarType, ScalarType, Width, bool); 10] = {
+    use ScalarType::*;
+    [
+        ("i32x4.trunc_sat_f32x4_s", Float, Int, Width::W4, true),
+        ("i32x4.trunc_sat_f32x4_u", Float, UInt, Width::W4, true),
+        ("i32x4.relaxed_trunc_f32x4_s", Float, Int, Width::W4, true),
+        ("i32x4.relaxed_trunc_f32x4_u", Float, UInt, Width::W4, true),
+        ("f32x4.convert_i32x4_s", Int, Float, Width::W4, false),
+        ("f32x4.convert_i32x4_u", UInt, Float, Width::W4, false),
+        ("i8x16.narrow_i16x8_s", Short, Char, Width::W16, true),
+        ("i8x16.narrow_i16x8_u", Short, UChar, Width::W16, true),
+        ("i16x8.narrow_i32x4_s", Int, Short, Width::W8, true),
+        ("i16x8.narrow_i32x4_u", Int, UShort, Width::W8, true),
+    ]
+};
+
 /// The other two reinterpretations (kept apart so the table above stays one shape).
 const REINTERPRET_64: [(&str, ScalarType, ScalarType); 2] = [
     ("i64.reinterpret_f64", ScalarType::Double, ScalarType::Long),
@@ -91,6 +114,14 @@ pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
     if let Some(&(_, src, dst)) = REINTERPRET_64.iter().find(|(n, ..)| *n == text) {
         return reinterpret(VectorType::scalar(src), VectorType::scalar(dst));
     }
+    if let Some(&(_, src, dst, width, saturate)) = SIMD.iter().find(|(n, ..)| *n == text) {
+        let (s, d) = (VectorType::new(src, width), VectorType::new(dst, width));
+        if dst.is_float() {
+            return construct(Language::Wasm, s, d, RULES);
+        }
+        let c = Conversion::new(s, d, saturate, None, Extensions::default())?;
+        return Ok(Request::Convert(c));
+    }
     if let Some(&(_, src, dst)) = TRUNC.iter().find(|(n, ..)| *n == text) {
         let (s, d) = (VectorType::scalar(src), VectorType::scalar(dst));
         return construct(Language::Wasm, s, d, TRAPPING);
@@ -105,8 +136,9 @@ pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
         )
     } else if text.contains('x') && text.contains('.') {
         format!(
-            "`{text}` is a SIMD instruction, whose lane placement (`_low`, `_zero`, two operands \
-             for `narrow`) clconv does not lower yet; the scalar forms are accepted"
+            "`{text}` is a SIMD instruction whose lanes move (`_low`, `_high`, `_zero`), which \
+             clconv does not lower yet; the scalar forms, `trunc_sat_f32x4`, `relaxed_trunc_f32x4`, \
+             `convert_i32x4` and `narrow` are accepted"
         )
     } else {
         format!(
@@ -123,5 +155,6 @@ pub(super) fn spellings() -> Vec<String> {
         .map(|(n, ..)| n.to_string())
         .chain(REINTERPRET_64.iter().map(|(n, ..)| n.to_string()))
         .chain(TRUNC.iter().map(|(n, ..)| n.to_string()))
+        .chain(SIMD.iter().map(|(n, ..)| n.to_string()))
         .collect()
 }
