@@ -67,6 +67,21 @@ pub const BENCHMARK_CONVERSIONS: [&str; 10] = [
     "convert_float2_rtn(ulong2)",
 ];
 
+/// The bulk conversions of the small floats that `benches/formats.rs` times, at width 4, in the
+/// modes bulk conversions use (nearest-even; `_sat` into the 8-bit floats, as the `float8`
+/// crate converts): the main table's float-to-float rows are `_rtz`, which takes the generic
+/// sequences, not these.
+pub const FORMAT_CONVERSIONS: [&str; 8] = [
+    "convert_half4(float4)",
+    "convert_float4(half4)",
+    "convert_bfloat4(float4)",
+    "convert_float4(bfloat4)",
+    "convert_fp8e4m3x4_sat(float4)",
+    "convert_float4(fp8e4m3x4)",
+    "convert_fp8e5m2x4_sat(float4)",
+    "convert_float4(fp8e5m2x4)",
+];
+
 /// Machine instructions per element of one block of `request`'s kernel body on `isa`, and the
 /// recipe used. `None` when it does not compile.
 pub fn instructions_per_element(request: &Request, isa: &dyn TargetIsa) -> Option<(f64, String)> {
@@ -237,6 +252,25 @@ pub fn generate() -> String {
         ),
     ];
     for r in copies {
+        request_row(&mut out, &r, &isas);
+    }
+
+    out.push_str(
+        "\n## Bulk conversions of the small floats\n\nThe conversions `benches/formats.rs` \
+         times, in the modes bulk conversions use: nearest-even (half's and bfloat16's fast \
+         paths; the table above shows the `_rtz` ones) and `_sat` into the 8-bit floats.\n\n",
+    );
+    out.push_str("| request |");
+    for (t, _) in &isas {
+        let _ = write!(out, " {} |", t.name());
+    }
+    out.push_str("\n|---|");
+    for _ in &isas {
+        out.push_str("---|");
+    }
+    out.push('\n');
+    for name in FORMAT_CONVERSIONS {
+        let r = Request::parse(name, Extensions::with_fp16()).expect("a legal conversion");
         request_row(&mut out, &r, &isas);
     }
 
