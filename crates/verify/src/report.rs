@@ -216,15 +216,7 @@ pub fn generate() -> String {
          float to integer, `_sat` integer to integer, `_rtp` integer to float, `_rtz` float to \
          float.\n\n",
     );
-    out.push_str("| request |");
-    for (t, _) in &isas {
-        let _ = write!(out, " {} |", t.name());
-    }
-    out.push_str("\n|---|");
-    for _ in &isas {
-        out.push_str("---|");
-    }
-    out.push('\n');
+    table_header(&mut out, &isas);
     for src in ScalarType::ALL {
         for dst in ScalarType::ALL {
             if src == dst {
@@ -260,15 +252,7 @@ pub fn generate() -> String {
          times, in the modes bulk conversions use: nearest-even (half's and bfloat16's fast \
          paths; the table above shows the `_rtz` ones) and `_sat` into the 8-bit floats.\n\n",
     );
-    out.push_str("| request |");
-    for (t, _) in &isas {
-        let _ = write!(out, " {} |", t.name());
-    }
-    out.push_str("\n|---|");
-    for _ in &isas {
-        out.push_str("---|");
-    }
-    out.push('\n');
+    table_header(&mut out, &isas);
     for name in FORMAT_CONVERSIONS {
         let r = Request::parse(name, Extensions::with_fp16()).expect("a legal conversion");
         request_row(&mut out, &r, &isas);
@@ -295,6 +279,19 @@ pub fn generate() -> String {
         }
     }
     out
+}
+
+/// The header of a per-element table: the request column, then one column per target.
+fn table_header(out: &mut String, isas: &[(&Target, OwnedTargetIsa)]) {
+    out.push_str("| request |");
+    for (t, _) in isas {
+        let _ = write!(out, " {} |", t.name());
+    }
+    out.push_str("\n|---|");
+    for _ in isas {
+        out.push_str("---|");
+    }
+    out.push('\n');
 }
 
 /// One row of the per-element table: `r`, then per target its instructions per element and
