@@ -15,8 +15,12 @@
 //! Every load and store is unaligned-safe (no `aligned` flag), so any byte buffer works.
 
 use crate::buffer::bytes_per_vector;
+use crate::chain::Chain;
 use crate::lower::recipes::{BlockSpec, Body, Class, EmitBlock, Recipe};
-use crate::lower::{element_type, emit_element, int_const, lanes};
+use crate::lower::{
+    components_into_parts, components_of_parts, element_type, emit_element, int_const, lanes,
+    vector_parts, Lowering,
+};
 use crate::request::{Conversion, Request};
 use crate::table::{IsaFeatures, Key, Row, TableError};
 use crate::types::{Layout, Rounding, VectorType, Width};
@@ -310,6 +314,9 @@ pub fn run_in_granules<E>(
 pub fn key_of(request: &Request, static_mode: Rounding) -> Key {
     match request {
         Request::Convert(c) => Key::of(&spec_of(c, static_mode)),
+        // A chain's code is named by its conversion's row (the steps around it are lane moves
+        // and bitcasts).
+        Request::Chain(chain) => Key::of(&spec_of(&chain.conversion(), static_mode)),
         Request::Reinterpret(r) => Key {
             class: Class::Reinterpret,
             src: r.src().elem,
@@ -417,6 +424,7 @@ fn build_with_recipe_into(
                 vectors,
             )
         }
+        Request::Chain(chain) => build_chain(&mut b, chain, layout, static_mode, src, dst, vectors),
         Request::Convert(c) => {
             let block = vector_block(request, layout, recipe);
             build_convert(
@@ -564,6 +572,51 @@ fn build_convert(
             )
         }
     }
+}
+
+/// A chain's kernel: one vector per iteration, its operand's elements loaded into 128-bit
+/// parts, the builder API's chain sequence on them ([`Lowering::chain_parts`], lane by lane
+/// for the conversion: correct on every target), the result's elements stored (an aligned
+/// 3-component result's padding as zero).
+fn build_chain(
+    b: &mut FunctionBuilder,
+    chain: &Chain,
+    layout: Layout,
+    static_mode: Rounding,
+    src: Value,
+    dst: Value,
+    vectors: Value,
+) {
+    let lowering = Lowering::without_isa().with_static_mode(static_mode);
+    let (from, to) = (chain.src(), chain.dst());
+    let (src_stride, dst_stride) = (bytes_per_vector(from, layout), bytes_per_vector(to, layout));
+    let (src_vec, _) = vector_parts(from);
+    let (dst_vec, _) = vector_parts(to);
+    counted_loop(b, vectors, IntCC::SignedLessThan, &mut |b, v| {
+        let p = address(b, src, v, src_stride, 0);
+        let size = from.elem.bytes();
+        let components: Vec<Value> = (0..from.lanes())
+            .map(|i| {
+                b.ins()
+                    .load(src_vec.lane_type(), mem_flags(), p, (i * size) as i32)
+            })
+            .collect();
+        let parts = components_into_parts(b, from, &components);
+        let out = lowering
+            .chain_parts(b, chain, &parts)
+            .expect("a chain's steps take the parts the step before gives (Chain::new)");
+        let q = address(b, dst, v, dst_stride, 0);
+        let size = to.elem.bytes();
+        let results = components_of_parts(b, to, &out);
+        for (i, &y) in results.iter().enumerate() {
+            b.ins().store(mem_flags(), y, q, (i * size) as i32);
+        }
+        if dst_stride > to.lanes() * size {
+            let zero = zero_of(b, dst_vec.lane_type());
+            b.ins()
+                .store(mem_flags(), zero, q, (to.lanes() * size) as i32);
+        }
+    });
 }
 
 /// The integer a float result was bitcast from, if it was (the sequences that build a float's

@@ -61,6 +61,7 @@ pub mod arith;
 #[cfg_attr(docsrs, doc(cfg(feature = "jit")))]
 pub mod arith_kernel;
 pub mod buffer;
+pub mod chain;
 #[cfg(feature = "jit")]
 mod code_memory;
 #[cfg(any(feature = "jit", feature = "aot"))]

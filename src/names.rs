@@ -78,6 +78,10 @@ impl Request {
         if let Some((language, expression)) = crate::languages::split(input) {
             return crate::languages::parse(language, expression);
         }
+        // A chain is an expression: nested calls, a swizzle or a vector literal.
+        if input.contains(['.', ',']) || input.matches('(').count() > 1 {
+            return crate::chain::parse(input, ext).map(Request::Chain);
+        }
         check_text(input)?;
         if input.starts_with("_Z") {
             parse_mangled(input, ext)
@@ -100,6 +104,10 @@ impl Request {
     /// assert_eq!(Request::parse(&h.mangled(), ext), Ok(h));
     /// ```
     pub fn mangled(&self) -> String {
+        // A chain is no one builtin: it has no mangled name, and its OpenCL C spelling parses.
+        if let Request::Chain(c) = self {
+            return c.to_string();
+        }
         let name = self.builtin().to_string();
         format!("_Z{}{}{}", name.len(), name, mangle_type(self.src()))
     }
@@ -565,6 +573,21 @@ fn c_type_suffix(rest: &str) -> usize {
     }
 }
 
+/// [`parse_type`] for a type inside `input` (a chain's operand or literal type).
+pub(crate) fn parse_type_in(
+    text: &str,
+    input: &str,
+    ext: Extensions,
+) -> Result<VectorType, RequestError> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(RequestError::Chain {
+            chain: shorten(input),
+            why: format!("expected a type, found `{}`", shorten(text)),
+        });
+    }
+    parse_type(text, &Ctx::new(input, 0, ext))
+}
+
 /// Parses a type as written: `float`, `uchar4`. `text` is the whole token (letters, digits and
 /// possibly `_`); anything but a known type followed by a legal width is an error.
 fn parse_type(text: &str, ctx: &Ctx) -> Result<VectorType, RequestError> {
@@ -896,7 +919,7 @@ fn byte_at(text: &str, pos: usize) -> Option<char> {
 /// `text` with control characters escaped (`\n`), so an error message stays one readable line,
 /// then cut to at most `ECHO_CHARS` characters, at a char boundary, marked with `...`.
 /// Escaping first keeps the bound: a control character can take six characters escaped.
-fn shorten(text: &str) -> String {
+pub(crate) fn shorten(text: &str) -> String {
     let head: String = text.chars().take(ECHO_CHARS + 1).collect();
     clip(escape_controls(head), ECHO_CHARS)
 }

@@ -65,9 +65,10 @@
 pub mod arith;
 
 use crate::buffer::{self, BufferError};
+use crate::chain::{Chain, Step};
 use crate::request::{Conversion, Reinterpretation, Request};
 use crate::rules::OutOfRange;
-use crate::types::{Layout, Rounding, ScalarType};
+use crate::types::{Layout, Rounding, ScalarType, VectorType};
 use rustc_apfloat::ieee::{BFloat, Double, Float8E4M3FN, Float8E5M2, Half, Single};
 use rustc_apfloat::{Float, FloatConvert, Round};
 
@@ -782,8 +783,76 @@ pub fn evaluate_with_mode(
                 reinterpret_one(r, layout, s, d);
             }
         }
+        Request::Chain(chain) => evaluate_chain(chain, layout, static_mode, src, dst),
     }
     Ok(report)
+}
+
+/// A chain over whole buffers (already checked): each vector's lanes read from its operand's
+/// elements, taken through the steps as lanes, written as the result's elements (an aligned
+/// 3-component result's padding as zero). A conversion step's implementation-defined results
+/// are not reported: every chain comes from a language that defines them.
+fn evaluate_chain(
+    chain: &Chain,
+    layout: Layout,
+    static_mode: Rounding,
+    src: &[u8],
+    dst: &mut [u8],
+) {
+    let converters: Vec<Option<ElementConverter>> = chain
+        .steps()
+        .map(|s| match s {
+            Step::Convert(c) => Some(ElementConverter::new(c, static_mode)),
+            _ => None,
+        })
+        .collect();
+    let (from, to) = (chain.src(), chain.dst());
+    let src_len = buffer::bytes_per_vector(from, layout);
+    let dst_len = buffer::bytes_per_vector(to, layout);
+    for (s, d) in src.chunks_exact(src_len).zip(dst.chunks_exact_mut(dst_len)) {
+        let mut lanes = read_lanes(s, from);
+        for (step, converter) in chain.steps().zip(&converters) {
+            lanes = match (step, converter) {
+                (_, Some(c)) => lanes.iter().map(|&x| c.convert(x).bits).collect(),
+                (Step::Reinterpret(r), None) => {
+                    // The lanes' bytes in order (a chain's 3-component reinterpretation keeps
+                    // the element size, so no padding moves), read as the result's lanes.
+                    let mut bytes = Vec::new();
+                    for &x in &lanes {
+                        bytes.extend_from_slice(&x.to_le_bytes()[..r.src().elem.bytes()]);
+                    }
+                    read_lanes(&bytes, r.dst())
+                }
+                (Step::Lanes(m), None) => (0..m.dst().lanes())
+                    .map(|i| {
+                        if i < m.taken() {
+                            lanes[m.first() + i]
+                        } else {
+                            0
+                        }
+                    })
+                    .collect(),
+                (Step::Convert(_), None) => unreachable!("every conversion step has a converter"),
+            };
+        }
+        d.fill(0);
+        let size = to.elem.bytes();
+        for (i, x) in lanes.iter().enumerate() {
+            d[i * size..(i + 1) * size].copy_from_slice(&x.to_le_bytes()[..size]);
+        }
+    }
+}
+
+/// The `ty.lanes()` elements at the start of `bytes`, each as its bits.
+fn read_lanes(bytes: &[u8], ty: VectorType) -> Vec<u64> {
+    let size = ty.elem.bytes();
+    (0..ty.lanes())
+        .map(|i| {
+            let mut raw = [0u8; 8];
+            raw[..size].copy_from_slice(&bytes[i * size..(i + 1) * size]);
+            u64::from_le_bytes(raw)
+        })
+        .collect()
 }
 
 struct Shape {

@@ -5,6 +5,7 @@
 //! private so that an invalid request (`_sat` on a float destination, mismatched element counts,
 //! `as_` between different byte sizes, `half` without `cl_khr_fp16`) cannot exist.
 
+use crate::chain::Chain;
 use crate::rules::Rules;
 use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
 use std::fmt;
@@ -128,6 +129,14 @@ pub enum RequestError {
         /// The expression, shortened when long.
         input: String,
         /// What is wrong and what to write.
+        why: String,
+    },
+    /// A chain of steps that do not fit together ([`crate::chain::Chain`]).
+    #[error("{chain} is not a chain clconv evaluates: {why}")]
+    Chain {
+        /// The chain as written (or as far as it was read).
+        chain: String,
+        /// What is wrong.
         why: String,
     },
     /// A malformed Itanium-mangled name.
@@ -453,6 +462,10 @@ pub enum Request {
     Convert(Conversion),
     /// `as_*`.
     Reinterpret(Reinterpretation),
+    /// A few steps in one, for conversions whose lanes move or whose bits are reinterpreted
+    /// around them (WebAssembly's `convert_low`, GLSL's `packHalf2x16`): see
+    /// [`crate::chain`].
+    Chain(Chain),
 }
 
 impl Request {
@@ -461,6 +474,7 @@ impl Request {
         match self {
             Request::Convert(c) => c.src,
             Request::Reinterpret(r) => r.src,
+            Request::Chain(c) => c.src(),
         }
     }
 
@@ -469,11 +483,13 @@ impl Request {
         match self {
             Request::Convert(c) => c.dst,
             Request::Reinterpret(r) => r.dst,
+            Request::Chain(c) => c.dst(),
         }
     }
 
-    /// The builtin without its argument (`convert_int4_sat_rte`, `as_float4`).
-    pub const fn builtin(&self) -> Builtin {
+    /// The builtin without its argument (`convert_int4_sat_rte`, `as_float4`); of a chain, its
+    /// outermost conversion's or reinterpretation's ([`Chain::builtin`]).
+    pub fn builtin(&self) -> Builtin {
         match *self {
             Request::Convert(c) => Builtin::Convert {
                 dst: c.dst,
@@ -482,12 +498,16 @@ impl Request {
                 rules: c.rules,
             },
             Request::Reinterpret(r) => Builtin::Reinterpret { dst: r.dst },
+            Request::Chain(c) => c.builtin(),
         }
     }
 
     /// True when the request mentions `half`.
     pub fn uses_half(&self) -> bool {
-        self.src().elem == ScalarType::Half || self.dst().elem == ScalarType::Half
+        match self {
+            Request::Chain(c) => c.uses_half(),
+            _ => self.src().elem == ScalarType::Half || self.dst().elem == ScalarType::Half,
+        }
     }
 
     /// Every request: OpenCL's conversions, the conversions under other languages' rules
@@ -512,6 +532,7 @@ impl fmt::Display for Request {
         match self {
             Request::Convert(c) => c.fmt(f),
             Request::Reinterpret(r) => r.fmt(f),
+            Request::Chain(c) => c.fmt(f),
         }
     }
 }
@@ -519,6 +540,12 @@ impl fmt::Display for Request {
 impl From<Conversion> for Request {
     fn from(c: Conversion) -> Request {
         Request::Convert(c)
+    }
+}
+
+impl From<Chain> for Request {
+    fn from(c: Chain) -> Request {
+        Request::Chain(c)
     }
 }
 

@@ -24,7 +24,7 @@ mod through_the_jit {
     macro_rules! le {
         ($($t:ty),*) => {$(impl Le for $t { fn le(self) -> Vec<u8> { self.to_le_bytes().to_vec() } })*};
     }
-    le!(f32, u32, i32, i8, f64, i64, u64);
+    le!(f32, u32, i32, i8, u8, i16, u16, f64, i64, u64);
     impl Le for Half {
         fn le(self) -> Vec<u8> {
             self.0.to_le_bytes().to_vec()
@@ -52,6 +52,109 @@ mod through_the_jit {
         let mut out = vec![0u8; want.len()];
         reference::evaluate(&parse(name), Layout::Packed, &src_bytes, &mut out).unwrap();
         assert_eq!(out, want, "{name} through the reference");
+    }
+
+    /// WebAssembly's SIMD conversions whose lanes move (core spec 4.3.3 "Numerics", the
+    /// vector instructions: `_low` reads lanes 0..N, `_high` lanes N..2N, `_zero` fills the
+    /// upper half with zeros; convert and demote round to nearest-even), and the FP16
+    /// proposal's: values by hand.
+    #[test]
+    fn wasm_lanes_that_move() {
+        let jit = Jit::new().unwrap();
+        let lanes = "wasm:f64x2.convert_low_i32x4_u";
+        run(
+            &jit,
+            lanes,
+            &[1u32, 4294967295, 7, 8],
+            &[1.0f64, 4294967295.0],
+        );
+        let lanes = "wasm:f64x2.convert_low_i32x4_s";
+        run(
+            &jit,
+            lanes,
+            &[-1i32, i32::MIN, 7, 8],
+            &[-1.0f64, -2147483648.0],
+        );
+        let promote = "wasm:f64x2.promote_low_f32x4";
+        run(&jit, promote, &[1.5f32, -3.0, 7.0, 8.0], &[1.5f64, -3.0]);
+        // 1 + 2^-24 is halfway between two floats: to the even one, 1.0.
+        let tie = f64::from_bits(0x3ff0_0000_1000_0000);
+        let demote = "wasm:f32x4.demote_f64x2_zero";
+        run(
+            &jit,
+            demote,
+            &[1.5f64, 1e300],
+            &[1.5f32, f32::INFINITY, 0.0, 0.0],
+        );
+        run(&jit, demote, &[tie, -2.5], &[1.0f32, -2.5, 0.0, 0.0]);
+        let trunc = "wasm:i32x4.trunc_sat_f64x2_s_zero";
+        run(&jit, trunc, &[f64::NAN, -3e9], &[0i32, i32::MIN, 0, 0]);
+        run(&jit, trunc, &[2147483647.9f64, -2.5], &[i32::MAX, -2, 0, 0]);
+        let trunc = "wasm:i32x4.trunc_sat_f64x2_u_zero";
+        run(&jit, trunc, &[-1.5f64, 5e9], &[0u32, u32::MAX, 0, 0]);
+        let high: [i8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, -8, 9, 10, 11, 12, 13, 14, -128];
+        let wide: [i16; 8] = [-8, 9, 10, 11, 12, 13, 14, -128];
+        run(&jit, "wasm:i16x8.extend_high_i8x16_s", &high, &wide);
+        let high = high.map(|x| x as u8);
+        let wide: [u16; 8] = [248, 9, 10, 11, 12, 13, 14, 128];
+        run(&jit, "wasm:i16x8.extend_high_i8x16_u", &high, &wide);
+        let low = "wasm:i64x2.extend_low_i32x4_u";
+        run(&jit, low, &[u32::MAX, 1, 2, 3], &[4294967295u64, 1]);
+        let high = "wasm:i64x2.extend_high_i32x4_s";
+        run(&jit, high, &[0i32, 1, -2, 3], &[-2i64, 3]);
+        // FP16: 65520 is halfway to the next binade, so nearest-even overflows to infinity;
+        // 1e-8 is below half the smallest subnormal (2^-25).
+        let demote = "wasm:f16x8.demote_f32x4_zero";
+        let want = halves([0x3c00, 0x7c00, 0x0000, 0x7e00, 0, 0, 0, 0]);
+        run(&jit, demote, &[1.0f32, 65520.0, 1e-8, f32::NAN], &want);
+        let promote = "wasm:f32x4.promote_low_f16x8";
+        let src = halves([
+            0x3c00, 0xfc00, 0x0001, 0x7bff, 0x3c00, 0x3c00, 0x3c00, 0x3c00,
+        ]);
+        let want = [1.0f32, f32::NEG_INFINITY, 2f32.powi(-24), 65504.0];
+        run(&jit, promote, &src, &want);
+    }
+
+    /// GLSL 4.60 8.4 "Floating-Point Pack and Unpack Functions": "The first vector component
+    /// specifies the 16 least-significant bits of the result"; the rounding is clconv's
+    /// nearest-even (docs/glsl.md). HLSL's `f32tof16`: D3D11.3 22.13.2 "The upper 16 bits of
+    /// the result are set to 0", rounded toward zero (3.2.2), infinity kept; `f16tof32` reads
+    /// the low 16 bits.
+    #[test]
+    fn packed_halves() {
+        let jit = Jit::new().unwrap();
+        run(
+            &jit,
+            "glsl:packHalf2x16(vec2)",
+            &[1.0f32, -2.0],
+            &[0xc000_3c00u32],
+        );
+        // 1 + 2^-11 is a tie (to 1.0); 1 + 3 * 2^-11 one (to 1 + 2^-9).
+        let ties = [f32::from_bits(0x3f80_1000), f32::from_bits(0x3f80_3000)];
+        run(&jit, "glsl:packHalf2x16(vec2)", &ties, &[0x3c02_3c00u32]);
+        run(
+            &jit,
+            "glsl:unpackHalf2x16(uint)",
+            &[0xc000_3c00u32],
+            &[1.0f32, -2.0],
+        );
+        run(
+            &jit,
+            "glsl:packDouble2x32(uvec2)",
+            &[0u32, 0x3ff0_0000],
+            &[1.0f64],
+        );
+        let f32tof16 = "hlsl:f32tof16(float4)";
+        let src = [65520.0f32, f32::INFINITY, -2.0, ties[1]];
+        run(&jit, f32tof16, &src, &[0x7bffu32, 0x7c00, 0xc000, 0x3c01]);
+        run(&jit, "hlsl:f32tof16(float)", &[f32::NAN], &[0x7e00u32]);
+        let f16tof32 = "hlsl:f16tof32(uint2)";
+        run(
+            &jit,
+            f16tof32,
+            &[0xffff_3c00u32, 0x7c00],
+            &[1.0f32, f32::INFINITY],
+        );
     }
 
     /// WGSL 15.7.6, the Note's examples, one by one.
@@ -260,9 +363,11 @@ fn what_a_language_does_not_have_is_a_typed_error() {
         ("wgsl:bitcast<vec3<f16>>(vec3<f16>)", "vec3<f16>"),
         ("wgsl:i32 f32", "write e.g."),
         ("wgsl:", "nothing follows"),
-        ("hlsl:f32tof16(float)", "low 16 bits"),
+        ("hlsl:f32tof16(half)", "takes float"),
+        ("hlsl:f16tof32(float2)", "takes uint2"),
         ("hlsl:min16float(float)", "min-precision"),
-        ("glsl:packHalf2x16(vec2)", "f16vec2(vec2)"),
+        ("glsl:packHalf2x16(vec3)", "takes a vec2"),
+        ("glsl:unpackHalf2x16(int)", "takes a uint"),
         ("glsl:floatBitsToInt(ivec2)", "takes vec2 values"),
         ("msl:int(double)", "Metal has no double"),
         ("fortran:int(float)", "unknown language"),
@@ -274,7 +379,8 @@ fn what_a_language_does_not_have_is_a_typed_error() {
         ("rust:f32 to i8", "expected `<type> as <type>`"),
         ("rust:f32 as i128", "128-bit"),
         ("wasm:i32.extend8_s", "sign-extends the low bits"),
-        ("wasm:f64x2.convert_low_i32x4_u", "lanes move"),
+        ("wasm:i16x8.trunc_f16x8_s", "defines no result"),
+        ("wasm:i32x4.extmul_low_i16x8_s", "arithmetic"),
     ] {
         let e = err(name);
         assert!(

@@ -1,7 +1,9 @@
 //! GLSL: the constructors `ivec4(vec4)`, `uint(float)`, `float16_t(float)`, with the types of
 //! GL_EXT_shader_explicit_arithmetic_types (`int8_t`, `u16vec4`, `f64vec2`, ...), and the bit
 //! functions `floatBitsToInt`, `floatBitsToUint`, `intBitsToFloat`, `uintBitsToFloat` and
-//! their 16- and 64-bit forms.
+//! their 16- and 64-bit forms; the packing functions `packHalf2x16`, `unpackHalf2x16` (chains:
+//! a conversion and a reinterpretation in one) and `packDouble2x32`, `packInt2x32`,
+//! `packFloat2x16`, ... (reinterpretations).
 //!
 //! Rules (quoted with their sections in `docs/glsl.md`): float -> integer drops the fraction;
 //! a value out of range (a negative one into uint included) is undefined in GLSL, and clconv
@@ -9,10 +11,10 @@
 //! Integer -> integer "preserves the bit pattern": the low bits.
 
 use super::syntax;
-use super::{construct, nearest_even, reinterpret, ConstructorRules, Language};
+use super::{construct, nearest_even, reinterpret, steps, ConstructorRules, Language};
 use crate::request::{Request, RequestError};
 use crate::rules::Rules;
-use crate::types::{ScalarType, VectorType, Width};
+use crate::types::{Rounding, ScalarType, VectorType, Width};
 
 pub(super) const RULES: ConstructorRules = ConstructorRules {
     float_to_int: Rules::OPENCL,
@@ -54,6 +56,58 @@ const BITS: [(&str, ScalarType, ScalarType); 12] = [
     ("uint16BitsToFloat16", ScalarType::UShort, ScalarType::Half),
 ];
 
+/// The packing functions (8.4, and GL_ARB_gpu_shader_int64's and
+/// GL_EXT_shader_explicit_arithmetic_types' 64- and 16-bit forms): name, operand, result.
+/// `packHalf2x16` and `unpackHalf2x16` convert; the others keep the bits.
+const PACKING: [(&str, VectorType, VectorType); 16] = {
+    use ScalarType::*;
+    const fn v(elem: ScalarType, width: Width) -> VectorType {
+        VectorType::new(elem, width)
+    }
+    let (w1, w2, w4) = (Width::W1, Width::W2, Width::W4);
+    [
+        ("packHalf2x16", v(Float, w2), v(UInt, w1)),
+        ("unpackHalf2x16", v(UInt, w1), v(Float, w2)),
+        ("packDouble2x32", v(UInt, w2), v(Double, w1)),
+        ("unpackDouble2x32", v(Double, w1), v(UInt, w2)),
+        ("packInt2x32", v(Int, w2), v(Long, w1)),
+        ("unpackInt2x32", v(Long, w1), v(Int, w2)),
+        ("packUint2x32", v(UInt, w2), v(ULong, w1)),
+        ("unpackUint2x32", v(ULong, w1), v(UInt, w2)),
+        ("packFloat2x16", v(Half, w2), v(UInt, w1)),
+        ("unpackFloat2x16", v(UInt, w1), v(Half, w2)),
+        ("packInt2x16", v(Short, w2), v(Int, w1)),
+        ("unpackInt2x16", v(Int, w1), v(Short, w2)),
+        ("packUint2x16", v(UShort, w2), v(UInt, w1)),
+        ("unpackUint2x16", v(UInt, w1), v(UShort, w2)),
+        ("packInt4x16", v(Short, w4), v(Long, w1)),
+        ("packUint4x16", v(UShort, w4), v(ULong, w1)),
+    ]
+};
+
+/// The request of a packing function: `packHalf2x16` rounds the two floats to half (to
+/// nearest-even, clconv's choice: GLSL defers to the API, see docs/glsl.md) and gives their
+/// bits, the first component in the low 16; `unpackHalf2x16` reads them back exactly; the
+/// others are reinterpretations (the first component in the low bits).
+fn packing(name: &str) -> Result<Request, RequestError> {
+    let &(_, operand, result) = PACKING
+        .iter()
+        .find(|(n, ..)| *n == name)
+        .expect("a packing function");
+    let half2 = VectorType::new(ScalarType::Half, Width::W2);
+    match name {
+        "packHalf2x16" => steps::chain(&[
+            steps::convert(operand, half2, false, Some(Rounding::Rte))?,
+            steps::reinterpret(half2, result)?,
+        ]),
+        "unpackHalf2x16" => steps::chain(&[
+            steps::reinterpret(operand, half2)?,
+            steps::convert(half2, result, false, None)?,
+        ]),
+        _ => reinterpret(operand, result),
+    }
+}
+
 pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
     let call = syntax::call(Language::Glsl, text)?;
     let src = parse_type(call.arg, text)?;
@@ -71,17 +125,19 @@ pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
         }
         return reinterpret(src, VectorType::new(to, src.width));
     }
-    if matches!(call.callee, "packHalf2x16" | "unpackHalf2x16") {
-        return Err(syntax::error(
-            Language::Glsl,
-            text,
-            format!(
-                "`{}` converts and reinterprets in one (two halves in a uint): clconv does not \
-                 lower it as one request yet; lower `glsl:f16vec2(vec2)` and reinterpret the \
-                 32 bits (`uint` holds the first component in its low 16 bits)",
-                call.callee
-            ),
-        ));
+    if let Some(&(name, operand, _)) = PACKING.iter().find(|(n, ..)| *n == call.callee) {
+        if src != operand {
+            return Err(syntax::error(
+                Language::Glsl,
+                text,
+                format!(
+                    "{name} takes a {}, not a {}",
+                    spelled(operand),
+                    spelled(src)
+                ),
+            ));
+        }
+        return packing(name);
     }
     if call.template.is_some() {
         return Err(syntax::error(
@@ -154,6 +210,9 @@ pub(super) fn spellings() -> Vec<String> {
         for (name, from, _) in BITS {
             out.push(format!("{name}({})", spelled(VectorType::new(from, width))));
         }
+    }
+    for (name, operand, _) in PACKING {
+        out.push(format!("{name}({})", spelled(operand)));
     }
     out
 }

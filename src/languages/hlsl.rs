@@ -1,6 +1,7 @@
 //! HLSL: casts and constructors `int4(float4)`, `(int4)float4`, `uint(double)`,
 //! `half2(float2)`, `vector<float, 4>`, and the reinterpretations `asint`, `asuint`, `asfloat`,
-//! `asint16`, `asuint16`, `asfloat16`.
+//! `asint16`, `asuint16`, `asfloat16`, and `f32tof16`/`f16tof32` (chains: a half's bits in
+//! the low 16 bits of a `uint`).
 //!
 //! Rules (quoted with their sections in `docs/hlsl.md`): the Direct3D functional
 //! specification's `ftoi`/`ftou`/`dtoi`/`dtou` clamp, truncate and give 0 for NaN: OpenCL's
@@ -10,7 +11,7 @@
 //! Integer -> integer keeps the low bits.
 
 use super::syntax;
-use super::{construct, reinterpret, ConstructorRules, Language};
+use super::{construct, reinterpret, steps, ConstructorRules, Language};
 use crate::request::{Request, RequestError};
 use crate::rules::Rules;
 use crate::types::{Rounding, ScalarType, VectorType, Width};
@@ -64,16 +65,7 @@ pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
         return reinterpret(src, VectorType::new(elem, src.width));
     }
     if matches!(call.callee, "f32tof16" | "f16tof32") {
-        return Err(syntax::error(
-            Language::Hlsl,
-            text,
-            format!(
-                "`{}` keeps a half's bits in the low 16 bits of a uint, a conversion and a \
-                 widening in one that clconv does not lower as one request yet: lower \
-                 `hlsl:half(float)` (or `hlsl:float(half)`) and widen the bits",
-                call.callee
-            ),
-        ));
+        return half_bits(call.callee, src, text);
     }
     let dst = match (call.callee, call.template) {
         ("", Some(t)) => parse_type(t, text)?,
@@ -88,6 +80,45 @@ pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
         }
     };
     construct(Language::Hlsl, src, dst, RULES)
+}
+
+/// `f32tof16(floatN)`: each float rounded to half toward zero (D3D's rule for every
+/// conversion into a narrower float, 3.2.2) and its bits zero-extended into a `uint`
+/// ("stored in the low-half of the uint"); `f16tof32(uintN)`: the half in each `uint`'s low
+/// 16 bits, exactly as a float (the high 16 bits are ignored).
+fn half_bits(name: &str, src: VectorType, text: &str) -> Result<Request, RequestError> {
+    let w = src.width;
+    let v = |elem| VectorType::new(elem, w);
+    let (half, ushort) = (v(ScalarType::Half), v(ScalarType::UShort));
+    let operand = if name == "f32tof16" {
+        ScalarType::Float
+    } else {
+        ScalarType::UInt
+    };
+    if src.elem != operand {
+        let wanted = syntax::suffixed_name(v(operand), &SCALARS[..9]).unwrap_or_default();
+        return Err(syntax::error(
+            Language::Hlsl,
+            text,
+            format!(
+                "{name} takes {wanted} (a {operand} per component), not {}",
+                src
+            ),
+        ));
+    }
+    if name == "f32tof16" {
+        steps::chain(&[
+            steps::convert(src, half, false, Some(Rounding::Rtz))?,
+            steps::reinterpret(half, ushort)?,
+            steps::convert(ushort, v(ScalarType::UInt), false, None)?,
+        ])
+    } else {
+        steps::chain(&[
+            steps::convert(src, ushort, false, None)?,
+            steps::reinterpret(ushort, half)?,
+            steps::convert(half, v(ScalarType::Float), false, None)?,
+        ])
+    }
 }
 
 fn parse_type(name: &str, text: &str) -> Result<VectorType, RequestError> {
@@ -133,6 +164,15 @@ pub(super) fn spellings() -> Vec<String> {
                     out.push(format!("{d}({s})"));
                 }
             }
+        }
+        for (name, elem) in [
+            ("f32tof16", ScalarType::Float),
+            ("f16tof32", ScalarType::UInt),
+        ] {
+            out.extend(
+                syntax::suffixed_name(VectorType::new(elem, width), canonical)
+                    .map(|s| format!("{name}({s})")),
+            );
         }
         for (name, elem) in AS {
             for &(_, src) in canonical {

@@ -142,7 +142,9 @@ impl Language {
                 }
                 return match c {
                     Request::Convert(c) => Ok(crate::lower::ElementConversion::of(&c)),
-                    Request::Reinterpret(_) => unreachable!("a constructor converts"),
+                    Request::Reinterpret(_) | Request::Chain(_) => {
+                        unreachable!("a constructor converts")
+                    }
                 };
             }
             Language::Wgsl => wgsl::RULES,
@@ -157,7 +159,7 @@ impl Language {
             rules,
         )? {
             Request::Convert(c) => Ok(crate::lower::ElementConversion::of(&c)),
-            Request::Reinterpret(_) => unreachable!("a constructor converts"),
+            Request::Reinterpret(_) | Request::Chain(_) => unreachable!("a constructor converts"),
         }
     }
 
@@ -189,6 +191,27 @@ impl Language {
             })
             .collect()
     }
+}
+
+/// Every chain the languages spell ([`crate::chain`]: WebAssembly's lane moves, GLSL's
+/// `packHalf2x16`, HLSL's `f32tof16`, ...), each once, in a fixed order: what the matrix checks
+/// beside [`Request::all`].
+///
+/// ```
+/// let chains = clconv::languages::chains();
+/// assert!(chains.iter().any(|r| r.to_string() == "convert_double2_rte(uint4.lo)"));
+/// assert!(chains.iter().all(|r| matches!(r, clconv::Request::Chain(_))));
+/// ```
+pub fn chains() -> Vec<Request> {
+    let mut out: Vec<Request> = Language::ALL
+        .into_iter()
+        .flat_map(Language::spellings)
+        .map(|(_, r)| r)
+        .filter(|r| matches!(r, Request::Chain(_)))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 impl fmt::Display for Language {
@@ -287,4 +310,41 @@ fn construct(
 /// The request a reinterpretation `f<T>(e)` means: the same bits.
 fn reinterpret(src: VectorType, dst: VectorType) -> Result<Request, RequestError> {
     Reinterpretation::new(src, dst, Extensions::with_fp16()).map(Request::Reinterpret)
+}
+
+/// The steps of a [`Chain`] a front end builds, each validated, with half allowed (the
+/// languages' own types carry no extension switch).
+mod steps {
+    use crate::chain::{Chain, LaneMove, Step};
+    use crate::request::{Conversion, Reinterpretation, Request, RequestError};
+    use crate::types::{Extensions, Rounding, VectorType};
+
+    /// `convert_<dst>[_sat][_<rounding>](src)`.
+    pub(super) fn convert(
+        src: VectorType,
+        dst: VectorType,
+        saturate: bool,
+        rounding: Option<Rounding>,
+    ) -> Result<Step, RequestError> {
+        Conversion::new(src, dst, saturate, rounding, Extensions::with_fp16()).map(Step::Convert)
+    }
+
+    /// `as_<dst>(src)`.
+    pub(super) fn reinterpret(src: VectorType, dst: VectorType) -> Result<Step, RequestError> {
+        Reinterpretation::new(src, dst, Extensions::with_fp16()).map(Step::Reinterpret)
+    }
+
+    /// Lanes `first..` of `src` into `dst`, zero past them.
+    pub(super) fn lanes(
+        src: VectorType,
+        first: usize,
+        dst: VectorType,
+    ) -> Result<Step, RequestError> {
+        LaneMove::new(src, first, dst).map(Step::Lanes)
+    }
+
+    /// The request of these steps.
+    pub(super) fn chain(steps: &[Step]) -> Result<Request, RequestError> {
+        Chain::new(steps).map(Request::Chain)
+    }
 }

@@ -89,7 +89,7 @@ pub fn vector(
         let halves: Vec<Value> = rounded
             .iter()
             .map(|&r| {
-                let zero = lanes::splat_bits(b, types::I64X2, 0);
+                let zero = lanes::zero_vconst(b, types::I64X2);
                 if unsigned32 {
                     let wide = b.ins().fcvt_to_uint_sat(types::I64X2, r);
                     b.ins().uunarrow(wide, zero)

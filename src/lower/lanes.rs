@@ -46,6 +46,18 @@ pub fn splat_bits(b: &mut FunctionBuilder, ty: Type, bits: u64) -> Value {
     bitcast_le(b, ty, v)
 }
 
+/// A zero vector of `ty` as a `vconst`: the form x64's lowering of `snarrow`/`uunarrow` from
+/// I64X2 (WebAssembly's `trunc_sat_f64x2_zero` idiom) matches. A `splat` of zero matches only
+/// after the mid-end has folded it, which `opt_level=none` does not do.
+pub fn zero_vconst(b: &mut FunctionBuilder, ty: Type) -> Value {
+    let zeros = b
+        .func
+        .dfg
+        .constants
+        .insert(ConstantData::from(vec![0u8; 16]));
+    b.ins().vconst(ty, zeros)
+}
+
 /// Byte shuffle of the 32 bytes of `a` (0..16) and `c` (16..32); the result is I8X16.
 pub fn shuffle_bytes(b: &mut FunctionBuilder, a: Value, c: Value, mask: [u8; 16]) -> Value {
     let a = bitcast_le(b, types::I8X16, a);

@@ -53,6 +53,7 @@
 //! - scalar `fcvt_to_*_sat` to I8/I16 and any F16 arithmetic (x64 panics in lowering).
 
 mod block;
+mod chain;
 pub(crate) mod edges;
 pub mod float_to_float;
 pub mod float_to_int;
@@ -466,6 +467,7 @@ impl Lowering {
                 let out = match request {
                     Request::Convert(c) => self.convert_vector_bits(b, c, &parts)?,
                     Request::Reinterpret(r) => self.reinterpret_vector(b, r, &parts)?,
+                    Request::Chain(c) => self.chain_parts(b, c, &parts)?,
                 };
                 let (ty, count) = value_shape(request.dst());
                 Ok(out
@@ -480,6 +482,13 @@ impl Lowering {
                     .map(|&x| self.convert_element_bits(b, c, x))
                     .collect()
             }
+            (Request::Chain(c), true) => {
+                check_components(b, request, args)?;
+                // Through the vector form, as a reinterpretation's components go below.
+                let parts = components_into_parts(b, c.src(), args);
+                let out = self.chain_parts(b, c, &parts)?;
+                Ok(components_of_parts(b, c.dst(), &out))
+            }
             (Request::Reinterpret(r), true) => {
                 check_components(b, request, args)?;
                 if r.src().lanes() == 1 && r.dst().lanes() == 1 {
@@ -487,20 +496,9 @@ impl Lowering {
                 }
                 // Through the vector form: the components into parts, the parts reinterpreted,
                 // the destination's components out of them.
-                let (src_vec, count) = vector_parts(r.src());
-                let per = src_vec.lane_count() as usize;
-                let mut parts: Vec<Value> = (0..count)
-                    .map(|_| lanes::splat_bits(b, src_vec, 0))
-                    .collect();
-                for (i, &x) in args.iter().enumerate() {
-                    parts[i / per] = b.ins().insertlane(parts[i / per], x, (i % per) as u8);
-                }
+                let parts = components_into_parts(b, r.src(), args);
                 let out = self.reinterpret_vector(b, r, &parts)?;
-                let (dst_vec, _) = vector_parts(r.dst());
-                let per = dst_vec.lane_count() as usize;
-                Ok((0..r.dst().lanes())
-                    .map(|i| b.ins().extractlane(out[i / per], (i % per) as u8))
-                    .collect())
+                Ok(components_of_parts(b, r.dst(), &out))
             }
         }
     }
@@ -704,6 +702,35 @@ impl Lowering {
         let y = bitcast_le(b, element_type(r.dst().elem), x);
         Ok(shapes::half_as(b, r.dst().elem, self.half, y))
     }
+}
+
+/// `components` (one scalar per component of `ty`) in the lanes of `ty`'s 128-bit parts, the
+/// lanes past them zero.
+pub(crate) fn components_into_parts(
+    b: &mut FunctionBuilder,
+    ty: VectorType,
+    components: &[Value],
+) -> Vec<Value> {
+    let (vec, count) = vector_parts(ty);
+    let per = vec.lane_count() as usize;
+    let mut parts: Vec<Value> = (0..count).map(|_| lanes::splat_bits(b, vec, 0)).collect();
+    for (i, &x) in components.iter().enumerate() {
+        parts[i / per] = b.ins().insertlane(parts[i / per], x, (i % per) as u8);
+    }
+    parts
+}
+
+/// The components of `ty` out of its 128-bit parts, one scalar each.
+pub(crate) fn components_of_parts(
+    b: &mut FunctionBuilder,
+    ty: VectorType,
+    parts: &[Value],
+) -> Vec<Value> {
+    let (vec, _) = vector_parts(ty);
+    let per = vec.lane_count() as usize;
+    (0..ty.lanes())
+        .map(|i| b.ins().extractlane(parts[i / per], (i % per) as u8))
+        .collect()
 }
 
 /// Checks the vector form of `request`'s operand: exactly the source's [`value_shape`], so that

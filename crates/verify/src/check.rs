@@ -127,7 +127,7 @@ impl Checker {
         }
         let expected_elems: Option<Vec<reference::ElementResult>> = match request {
             Request::Convert(c) => Some(self.expected_for(c, &elements)),
-            Request::Reinterpret(_) => None,
+            Request::Reinterpret(_) | Request::Chain(_) => None,
         };
         let vectors_total = elements.len() / lanes;
         let layouts: &[Layout] = if src_t.width == Width::W3 || dst_t.width == Width::W3 {
@@ -288,7 +288,7 @@ pub fn diff(
                 });
             }
         }
-        Request::Reinterpret(_) => {
+        Request::Reinterpret(_) | Request::Chain(_) => {
             let per = bytes_per_vector(dst_t, layout);
             let src_per = bytes_per_vector(src_t, layout);
             for (v, (w, g)) in want.chunks(per).zip(got.chunks(per)).enumerate() {

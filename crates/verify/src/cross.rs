@@ -454,8 +454,8 @@ impl Plan {
     /// The requests of the whole matrix, one per distinct kernel shape: every conversion with
     /// half (`Request::all(Extensions::with_fp16())`) at width 1 (1,045: the element loop all
     /// widths share in the JIT) and at width 3 in the packed layout (3 elements per value) and
-    /// in the aligned one (the per-element loop that skips the padding; 1,045 each), and every
-    /// reinterpretation.
+    /// in the aligned one (the per-element loop that skips the padding; 1,045 each), every
+    /// reinterpretation, and the chains the languages spell ([`clconv::languages::chains`]).
     pub fn matrix_requests() -> Vec<(Request, Layout)> {
         let mut requests = Vec::new();
         for r in Request::all(Extensions::with_fp16()) {
@@ -467,6 +467,13 @@ impl Plan {
                 }
                 (Request::Reinterpret(_), _) => requests.push((r, Layout::Packed)),
                 _ => {}
+            }
+        }
+        // The chains the languages spell, a kernel each (3-component ones in both layouts).
+        for r in clconv::languages::chains() {
+            requests.push((r, Layout::Packed));
+            if r.src().width == Width::W3 {
+                requests.push((r, Layout::Aligned));
             }
         }
         requests
@@ -509,14 +516,14 @@ impl Plan {
                     let n = (RANDOM_BYTES / bytes_per_vector(request.src(), layout)).min(37);
                     (region, n, &[0, 1, 2, 5])
                 }
-                (Request::Convert(_), Layout::Aligned) => {
+                (Request::Convert(_) | Request::Chain(_), Layout::Aligned) => {
                     let region = *aligned_regions
                         .entry(t)
                         .or_insert_with(|| plan.push_region(t, inputs(t), true));
                     let n = (plan.regions[region].elements.len() / 3).min(shapes.x3_count);
                     (region, n, &[0, 1, 2, 5, 43])
                 }
-                (Request::Convert(_), Layout::Packed) => {
+                (Request::Convert(_) | Request::Chain(_), Layout::Packed) => {
                     let region = *packed_regions
                         .entry(t)
                         .or_insert_with(|| plan.push_region(t, inputs(t), false));

@@ -796,7 +796,7 @@ fn a_wrong_kernel_is_reported() {
 fn r_scalar(r: &Request) -> clconv::Conversion {
     match r {
         Request::Convert(c) => c.per_element(),
-        Request::Reinterpret(_) => unreachable!(),
+        Request::Reinterpret(_) | Request::Chain(_) => unreachable!(),
     }
 }
 

@@ -25,7 +25,10 @@ fn check_tier(flags: X64Flags, tiering: Tiering) {
     let jit = Jit::with_options(flags, ext, Rounding::Rte).unwrap();
     jit.set_tiering(tiering);
     let mut checker = Checker::new(jit, 1000, 1);
-    let requests = Request::all(ext);
+    // The matrix, and the chains the languages spell (lanes that move, bits around a
+    // conversion).
+    let mut requests = Request::all(ext);
+    requests.extend(clconv::languages::chains());
     let filter = std::env::var("CLCONV_FILTER").unwrap_or_default();
     let mut failed = Vec::new();
     let mut errors: Vec<String> = Vec::new();

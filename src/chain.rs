@@ -1,0 +1,469 @@
+//! Chains: one request made of a few steps, for the conversions of other languages whose lanes
+//! move or whose bits are reinterpreted around the conversion.
+//!
+//! WebAssembly's `f64x2.convert_low_i32x4_u` converts the low two lanes of an `i32x4`;
+//! `f32x4.demote_f64x2_zero` fills the two lanes past its result with zeros; GLSL's
+//! `packHalf2x16` converts two floats to half and gives their 32 bits as a `uint`; HLSL's
+//! `f16tof32` reads a half from the low 16 bits of a `uint`. Each is a [`Chain`] of the steps
+//! every other layer already knows (a [`Conversion`], a [`Reinterpretation`]) and one more, a
+//! [`LaneMove`] (OpenCL's `.lo`, `.hi`, `.s23` swizzles, and the zero-filled vector literal
+//! `(float4)(x, 0, 0)`), so that no layer needs a copy of the machinery per instruction.
+//!
+//! A chain prints as the OpenCL C expression it evaluates, which [`crate::Request::parse`]
+//! reads back:
+//!
+//! ```
+//! use clconv::{Extensions, Request};
+//! let ext = Extensions::with_fp16();
+//! let low = Request::parse("wasm:f64x2.convert_low_i32x4_u", ext).unwrap();
+//! assert_eq!(low.to_string(), "convert_double2_rte(uint4.lo)");
+//! let pack = Request::parse("glsl:packHalf2x16(vec2)", ext).unwrap();
+//! assert_eq!(pack.to_string(), "as_uint(convert_half2_rte(float2))");
+//! assert_eq!(Request::parse(&pack.to_string(), ext), Ok(pack));
+//! ```
+
+use crate::request::{Builtin, Conversion, Reinterpretation, RequestError};
+use crate::types::{VectorType, Width};
+use std::fmt;
+
+/// The most steps a chain holds (HLSL's `f16tof32` takes three: the low bits, their
+/// reinterpretation as half, the conversion).
+pub const MAX_STEPS: usize = 3;
+
+/// Lanes taken from a vector or placed into one, the rest zero: OpenCL's swizzles `.lo`,
+/// `.hi`, `.s23` when the result has fewer lanes, a vector literal `(float4)(x, 0, 0)` when it
+/// has more.
+///
+/// Result lane `i` is operand lane `first + i` for `i` below [`LaneMove::taken`], and zero (all
+/// bits clear: `+0.0` for a float) after it. Both vectors are at most 128 bits and not
+/// 3-component (whose fourth lane is padding).
+///
+/// ```
+/// use clconv::chain::LaneMove;
+/// use clconv::{ScalarType::Char, VectorType, Width};
+/// let hi = LaneMove::new(VectorType::new(Char, Width::W16), 8, VectorType::new(Char, Width::W8)).unwrap();
+/// assert_eq!(hi.taken(), 8);
+/// assert!(LaneMove::new(VectorType::new(Char, Width::W4), 2, VectorType::new(Char, Width::W4)).is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LaneMove {
+    src: VectorType,
+    first: u8,
+    dst: VectorType,
+}
+
+impl LaneMove {
+    /// A validated lane move: the same element type on both sides; a narrower result takes
+    /// lanes `first..first + dst.lanes()` of the operand, a wider one (`first` 0) takes them
+    /// all and fills the rest with zeros.
+    pub fn new(src: VectorType, first: usize, dst: VectorType) -> Result<LaneMove, RequestError> {
+        let why = if src.elem != dst.elem {
+            Some(format!(
+                "lanes of {src} move into {dst}, of another element type: convert first"
+            ))
+        } else if src.width == Width::W3 || dst.width == Width::W3 {
+            Some(format!(
+                "lanes of 3-component vectors do not move ({src} into {dst}): their fourth lane is padding"
+            ))
+        } else if src.byte_size() > 16 || dst.byte_size() > 16 {
+            Some(format!(
+                "lanes move within 128 bits, and {src} into {dst} is wider"
+            ))
+        } else if dst.lanes() > src.lanes() && first != 0 {
+            Some(format!(
+                "{src} placed into the wider {dst} starts at lane 0, not {first}"
+            ))
+        } else if dst.lanes() <= src.lanes() && first + dst.lanes() > src.lanes() {
+            Some(format!(
+                "{src} has {} lanes: lanes {first}..{} do not exist",
+                src.lanes(),
+                first + dst.lanes()
+            ))
+        } else if dst == src {
+            Some(format!("{src} into {dst} moves no lane"))
+        } else {
+            None
+        };
+        match why {
+            Some(why) => Err(RequestError::Chain {
+                chain: format!("{src} -> {dst}"),
+                why,
+            }),
+            None => Ok(LaneMove {
+                src,
+                first: first as u8,
+                dst,
+            }),
+        }
+    }
+
+    /// The operand type.
+    pub const fn src(&self) -> VectorType {
+        self.src
+    }
+
+    /// The result type.
+    pub const fn dst(&self) -> VectorType {
+        self.dst
+    }
+
+    /// The first operand lane taken.
+    pub const fn first(&self) -> usize {
+        self.first as usize
+    }
+
+    /// How many operand lanes reach the result; the result's lanes after them are zero.
+    pub const fn taken(&self) -> usize {
+        let left = self.src.lanes() - self.first as usize;
+        if self.dst.lanes() < left {
+            self.dst.lanes()
+        } else {
+            left
+        }
+    }
+
+    /// The swizzle a narrower result is spelled with after its operand: `lo`, `hi`, `s23`.
+    fn swizzle(&self) -> String {
+        let (n, half) = (self.dst.lanes(), self.src.lanes() / 2);
+        match self.first() {
+            0 if n == half => "lo".into(),
+            f if f == half && n == half => "hi".into(),
+            f => {
+                let digits: String = (f..f + n)
+                    .map(|i| char::from_digit(i as u32, 16).expect("at most 16 lanes"))
+                    .collect();
+                format!("s{digits}")
+            }
+        }
+    }
+
+    /// `inner` with this move applied, in OpenCL C.
+    fn spell(&self, inner: &str) -> String {
+        if self.dst.lanes() < self.src.lanes() {
+            format!("{inner}.{}", self.swizzle())
+        } else {
+            let zeros = ", 0".repeat(self.dst.lanes() - self.src.lanes());
+            format!("({})({inner}{zeros})", self.dst)
+        }
+    }
+}
+
+/// One step of a [`Chain`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Step {
+    /// A conversion, lane by lane.
+    Convert(Conversion),
+    /// The same bits seen as another type.
+    Reinterpret(Reinterpretation),
+    /// Lanes taken or placed.
+    Lanes(LaneMove),
+}
+
+impl Step {
+    /// The operand type.
+    pub const fn src(&self) -> VectorType {
+        match self {
+            Step::Convert(c) => c.src(),
+            Step::Reinterpret(r) => r.src(),
+            Step::Lanes(m) => m.src(),
+        }
+    }
+
+    /// The result type.
+    pub const fn dst(&self) -> VectorType {
+        match self {
+            Step::Convert(c) => c.dst(),
+            Step::Reinterpret(r) => r.dst(),
+            Step::Lanes(m) => m.dst(),
+        }
+    }
+
+    fn spell(&self, inner: &str) -> String {
+        match self {
+            Step::Convert(c) => format!("{}({inner})", c.function_name()),
+            Step::Reinterpret(r) => format!("as_{}({inner})", r.dst()),
+            Step::Lanes(m) => m.spell(inner),
+        }
+    }
+}
+
+/// A request of a few steps, each taking the one before's result: see the [module
+/// docs](self).
+///
+/// ```
+/// use clconv::chain::{Chain, LaneMove, Step};
+/// use clconv::{Conversion, Extensions, Rounding, ScalarType::*, VectorType, Width};
+/// let ext = Extensions::default();
+/// let (int4, int2) = (VectorType::new(Int, Width::W4), VectorType::new(Int, Width::W2));
+/// let double2 = VectorType::new(Double, Width::W2);
+/// let chain = Chain::new(&[
+///     Step::Lanes(LaneMove::new(int4, 0, int2).unwrap()),
+///     Step::Convert(Conversion::new(int2, double2, false, Some(Rounding::Rte), ext).unwrap()),
+/// ])
+/// .unwrap();
+/// assert_eq!(chain.to_string(), "convert_double2_rte(int4.lo)");
+/// assert_eq!((chain.src(), chain.dst()), (int4, double2));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Chain {
+    steps: [Option<Step>; MAX_STEPS],
+}
+
+impl Chain {
+    /// A validated chain: two to [`MAX_STEPS`] steps, at least one of them a conversion, each
+    /// taking the type the step before gives. A reinterpretation inside a chain keeps
+    /// 3-component vectors only lane for lane (`as_ushort3(half3)`), since a chain's value
+    /// carries no padding lane.
+    pub fn new(steps: &[Step]) -> Result<Chain, RequestError> {
+        let error = |why: String| RequestError::Chain {
+            chain: spell_steps(steps),
+            why,
+        };
+        if steps.len() < 2 || steps.len() > MAX_STEPS {
+            return Err(error(format!(
+                "a chain has 2 to {MAX_STEPS} steps, not {}",
+                steps.len()
+            )));
+        }
+        if !steps.iter().any(|s| matches!(s, Step::Convert(_))) {
+            return Err(error("a chain converts: it needs a convert_ step".into()));
+        }
+        for pair in steps.windows(2) {
+            if pair[0].dst() != pair[1].src() {
+                return Err(error(format!(
+                    "a step gives {} but the next takes {}",
+                    pair[0].dst(),
+                    pair[1].src()
+                )));
+            }
+        }
+        for step in steps {
+            if let Step::Reinterpret(r) = step {
+                let x3 = r.src().width == Width::W3 || r.dst().width == Width::W3;
+                if x3 && r.src().width != r.dst().width {
+                    return Err(error(format!(
+                        "{r} moves bytes across a 3-component vector's padding, which a chain's \
+                         value does not carry"
+                    )));
+                }
+            }
+        }
+        let mut held = [None; MAX_STEPS];
+        for (slot, step) in held.iter_mut().zip(steps) {
+            *slot = Some(*step);
+        }
+        Ok(Chain { steps: held })
+    }
+
+    /// The steps, first to last.
+    pub fn steps(&self) -> impl DoubleEndedIterator<Item = &Step> {
+        self.steps.iter().flatten()
+    }
+
+    /// The operand type.
+    pub const fn src(&self) -> VectorType {
+        match &self.steps[0] {
+            Some(step) => step.src(),
+            None => panic!("Chain::new gives a chain steps"),
+        }
+    }
+
+    /// The result type.
+    pub const fn dst(&self) -> VectorType {
+        let mut i = MAX_STEPS;
+        while i > 0 {
+            i -= 1;
+            if let Some(step) = &self.steps[i] {
+                return step.dst();
+            }
+        }
+        panic!("Chain::new gives a chain steps")
+    }
+
+    /// The conversion that says what the chain is for: the first step that converts to or
+    /// from a floating type, else the first conversion (what the lowering tables and reports
+    /// name the chain's code by).
+    pub fn conversion(&self) -> Conversion {
+        let converts = || {
+            self.steps().filter_map(|s| match s {
+                Step::Convert(c) => Some(*c),
+                _ => None,
+            })
+        };
+        converts()
+            .find(|c| c.src().elem.is_float() || c.dst().elem.is_float())
+            .or_else(|| converts().next())
+            .expect("Chain::new checked that a chain converts")
+    }
+
+    /// The builtin of the outermost conversion or reinterpretation step.
+    pub fn builtin(&self) -> Builtin {
+        let request = self.steps().rev().find_map(|s| match s {
+            Step::Convert(c) => Some(crate::Request::Convert(*c)),
+            Step::Reinterpret(r) => Some(crate::Request::Reinterpret(*r)),
+            Step::Lanes(_) => None,
+        });
+        request
+            .expect("Chain::new checked that a chain converts")
+            .builtin()
+    }
+
+    /// True when a step mentions `half`.
+    pub fn uses_half(&self) -> bool {
+        self.steps().any(|s| {
+            s.src().elem == crate::ScalarType::Half || s.dst().elem == crate::ScalarType::Half
+        })
+    }
+}
+
+impl fmt::Display for Chain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let steps: Vec<Step> = self.steps().copied().collect();
+        f.write_str(&spell_steps(&steps))
+    }
+}
+
+/// The OpenCL C expression `steps` evaluate, on an operand named by its type.
+fn spell_steps(steps: &[Step]) -> String {
+    let Some(first) = steps.first() else {
+        return String::new();
+    };
+    steps
+        .iter()
+        .fold(first.src().to_string(), |inner, step| step.spell(&inner))
+}
+
+/// Parses the OpenCL C expression a chain prints as ([`Chain`]'s `Display`): nested
+/// `convert_`/`as_` calls around an operand type, swizzles `.lo`, `.hi`, `.s<digits>` and the
+/// zero-filled literal `(T)(x, 0, ...)`.
+pub(crate) fn parse(input: &str, ext: crate::Extensions) -> Result<Chain, RequestError> {
+    let allowed =
+        |c: char| c.is_ascii_alphanumeric() || "_(),.".contains(c) || c.is_ascii_whitespace();
+    if let Some((at, ch)) = input.char_indices().find(|&(_, c)| !allowed(c)) {
+        return Err(RequestError::BadCharacter {
+            input: crate::names::shorten(input),
+            ch,
+            at,
+        });
+    }
+    let mut steps = Vec::new();
+    parse_expression(input, input, ext, &mut steps, 0)?;
+    Chain::new(&steps)
+}
+
+/// Parses `text` (part of `input`), pushing its steps innermost first; gives its type.
+fn parse_expression(
+    text: &str,
+    input: &str,
+    ext: crate::Extensions,
+    steps: &mut Vec<Step>,
+    depth: usize,
+) -> Result<VectorType, RequestError> {
+    let text = text.trim_ascii();
+    let error = |why: String| RequestError::Chain {
+        chain: crate::names::shorten(input),
+        why,
+    };
+    // Deeper than any chain: stop before the stack cares.
+    if depth > MAX_STEPS + 1 || steps.len() > MAX_STEPS {
+        return Err(error(format!("a chain has at most {MAX_STEPS} steps")));
+    }
+    // `(T)(x, 0, 0)`: x placed into the wider T.
+    if let Some(rest) = text.strip_prefix('(') {
+        let close = rest
+            .find(')')
+            .ok_or_else(|| error("unclosed `(` around a type".into()))?;
+        let ty = crate::names::parse_type_in(rest[..close].trim_ascii(), input, ext)?;
+        let args = rest[close + 1..].trim_ascii();
+        let inside = args
+            .strip_prefix('(')
+            .and_then(|a| a.strip_suffix(')'))
+            .ok_or_else(|| error(format!("after `({ty})` comes the literal's `(x, 0, ...)`")))?;
+        let parts = split_top_level(inside);
+        let inner = parse_expression(parts[0], input, ext, steps, depth + 1)?;
+        if parts[1..].iter().any(|p| p.trim_ascii() != "0")
+            || parts.len() - 1 + inner.lanes() != ty.lanes()
+        {
+            return Err(error(format!(
+                "`({ty})({}, ...)` fills the lanes past {inner} with zeros: write `, 0` {} times",
+                parts[0].trim_ascii(),
+                ty.lanes().saturating_sub(inner.lanes())
+            )));
+        }
+        steps.push(Step::Lanes(LaneMove::new(inner, 0, ty)?));
+        return Ok(ty);
+    }
+    // `x.lo`: a swizzle after the last `)`.
+    if let Some(dot) = text.rfind('.').filter(|&d| !text[d..].contains(')')) {
+        let inner = parse_expression(&text[..dot], input, ext, steps, depth + 1)?;
+        let swizzle = text[dot + 1..].trim_ascii();
+        let (first, lanes) = match swizzle {
+            "lo" => (0, inner.lanes() / 2),
+            "hi" => (inner.lanes() / 2, inner.lanes() / 2),
+            s => {
+                let digits = s
+                    .strip_prefix(['s', 'S'])
+                    .filter(|d| !d.is_empty())
+                    .ok_or_else(|| {
+                        error(format!(
+                            "`.{s}` is not a swizzle clconv reads: `.lo`, `.hi` or `.s` and consecutive lane digits (`.s23`)"
+                        ))
+                    })?;
+                let lanes: Vec<u32> = digits.chars().filter_map(|c| c.to_digit(16)).collect();
+                let consecutive =
+                    lanes.len() == digits.len() && lanes.windows(2).all(|w| w[1] == w[0] + 1);
+                if !consecutive {
+                    return Err(error(format!(
+                        "`.{s}` takes lanes that are not consecutive: a chain takes a run of lanes (`.s23`)"
+                    )));
+                }
+                (lanes[0] as usize, lanes.len())
+            }
+        };
+        let width = Width::from_lanes(lanes).ok_or_else(|| {
+            error(format!(
+                "`.{swizzle}` of {inner} takes {lanes} lanes, which is no OpenCL width"
+            ))
+        })?;
+        let dst = VectorType::new(inner.elem, width);
+        steps.push(Step::Lanes(LaneMove::new(inner, first, dst)?));
+        return Ok(dst);
+    }
+    // `name(x)`: a conversion or reinterpretation.
+    if let (Some(open), true) = (text.find('('), text.ends_with(')')) {
+        let inner = parse_expression(
+            &text[open + 1..text.len() - 1],
+            input,
+            ext,
+            steps,
+            depth + 1,
+        )?;
+        let builtin = Builtin::parse(text[..open].trim_ascii(), ext)?;
+        let step = match builtin.with_source(inner, ext)? {
+            crate::Request::Convert(c) => Step::Convert(c),
+            crate::Request::Reinterpret(r) => Step::Reinterpret(r),
+            crate::Request::Chain(_) => unreachable!("a builtin is one step"),
+        };
+        steps.push(step);
+        return Ok(step.dst());
+    }
+    crate::names::parse_type_in(text, input, ext)
+}
+
+/// `text` split at the commas outside parentheses.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let (mut parts, mut depth, mut start) = (Vec::new(), 0i32, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+}
