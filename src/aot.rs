@@ -160,8 +160,9 @@ pub enum AotError {
     },
 }
 
-/// The C symbol of `request`'s entry point: `clconv_` and the canonical name with `(` turned
-/// into `_` and `)` dropped. [`ObjectBuilder::add`] appends `_quick` for the quick tier and
+/// The C symbol of `request`'s entry point: `clconv_` and the canonical name with `)` and
+/// spaces dropped and every other character but letters and digits (`(`, and a chain's `.`
+/// and `,`) turned into `_`. [`ObjectBuilder::add`] appends `_quick` for the quick tier and
 /// [`ObjectBuilder::add_aligned`] `_aligned` for the aligned layout.
 ///
 /// ```
@@ -175,8 +176,9 @@ pub fn symbol_name(request: &Request) -> String {
     let name: String = request
         .to_string()
         .chars()
-        .filter(|&c| c != ')')
-        .map(|c| if c == '(' { '_' } else { c })
+        .filter(|&c| c != ')' && c != ' ')
+        // A chain's text has `.`, `,` and nested `(`: every one becomes `_`.
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
     format!("clconv_{name}")
 }

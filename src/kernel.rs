@@ -17,10 +17,7 @@
 use crate::buffer::bytes_per_vector;
 use crate::chain::Chain;
 use crate::lower::recipes::{BlockSpec, Body, Class, EmitBlock, Recipe};
-use crate::lower::{
-    components_into_parts, components_of_parts, element_type, emit_element, int_const, lanes,
-    vector_parts, Lowering,
-};
+use crate::lower::{element_type, emit_element, int_const, lanes, Lowering};
 use crate::request::{Conversion, Request};
 use crate::table::{IsaFeatures, Key, Row, TableError};
 use crate::types::{Layout, Rounding, VectorType, Width};
@@ -574,9 +571,9 @@ fn build_convert(
     }
 }
 
-/// A chain's kernel: one vector per iteration, its operand's elements loaded into 128-bit
-/// parts, the builder API's chain sequence on them ([`Lowering::chain_parts`], lane by lane
-/// for the conversion: correct on every target), the result's elements stored (an aligned
+/// A chain's kernel: one vector per iteration, its operand's elements loaded as scalars, the
+/// chain's per-component sequence on them ([`Lowering::chain_components`]: no vector
+/// instruction, so it compiles on every target), the result's elements stored (an aligned
 /// 3-component result's padding as zero).
 fn build_chain(
     b: &mut FunctionBuilder,
@@ -590,29 +587,21 @@ fn build_chain(
     let lowering = Lowering::without_isa().with_static_mode(static_mode);
     let (from, to) = (chain.src(), chain.dst());
     let (src_stride, dst_stride) = (bytes_per_vector(from, layout), bytes_per_vector(to, layout));
-    let (src_vec, _) = vector_parts(from);
-    let (dst_vec, _) = vector_parts(to);
+    let (src_ty, dst_ty) = (element_type(from.elem), element_type(to.elem));
     counted_loop(b, vectors, IntCC::SignedLessThan, &mut |b, v| {
         let p = address(b, src, v, src_stride, 0);
         let size = from.elem.bytes();
         let components: Vec<Value> = (0..from.lanes())
-            .map(|i| {
-                b.ins()
-                    .load(src_vec.lane_type(), mem_flags(), p, (i * size) as i32)
-            })
+            .map(|i| b.ins().load(src_ty, mem_flags(), p, (i * size) as i32))
             .collect();
-        let parts = components_into_parts(b, from, &components);
-        let out = lowering
-            .chain_parts(b, chain, &parts)
-            .expect("a chain's steps take the parts the step before gives (Chain::new)");
+        let results = lowering.chain_components(b, chain, &components);
         let q = address(b, dst, v, dst_stride, 0);
         let size = to.elem.bytes();
-        let results = components_of_parts(b, to, &out);
         for (i, &y) in results.iter().enumerate() {
             b.ins().store(mem_flags(), y, q, (i * size) as i32);
         }
         if dst_stride > to.lanes() * size {
-            let zero = zero_of(b, dst_vec.lane_type());
+            let zero = zero_of(b, dst_ty);
             b.ins()
                 .store(mem_flags(), zero, q, (to.lanes() * size) as i32);
         }

@@ -78,8 +78,9 @@ impl Request {
         if let Some((language, expression)) = crate::languages::split(input) {
             return crate::languages::parse(language, expression);
         }
-        // A chain is an expression: nested calls, a swizzle or a vector literal.
-        if input.contains(['.', ',']) || input.matches('(').count() > 1 {
+        // A chain is an expression: nested calls, a swizzle or a zero-filled vector literal.
+        let literal = input.trim_ascii_start().starts_with('(') && input.contains(',');
+        if input.contains('.') || literal || has_nested_call(input) {
             return crate::chain::parse(input, ext).map(Request::Chain);
         }
         check_text(input)?;
@@ -571,6 +572,20 @@ fn c_type_suffix(rest: &str) -> usize {
     } else {
         0
     }
+}
+
+/// True when a `name(` follows the first `(`: a chain's nested call (`as_uint(convert_...(`),
+/// not a stray parenthesis (`convert_int4((float4))`, which the OpenCL parser explains).
+fn has_nested_call(input: &str) -> bool {
+    let Some(open) = input.find('(') else {
+        return false;
+    };
+    let inner = &input[open + 1..];
+    inner.match_indices('(').any(|(i, _)| {
+        inner[..i]
+            .trim_end_matches(|c: char| c.is_ascii_whitespace())
+            .ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 /// [`parse_type`] for a type inside `input` (a chain's operand or literal type).

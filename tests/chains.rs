@@ -279,7 +279,7 @@ fn bad_chains_are_typed_errors() {
             "within 128 bits",
         ),
         ("convert_short8(char16.s89abcdef)", ""),
-        ("convert_int(float, 0)", "expected a type"),
+        ("convert_int(float, 0)", "unexpected character"),
         ("as_float4(int4).s12", "needs a convert_ step"),
         ("convert_float3(int3.lo)", "padding"),
         ("convert_float4(int8.hi) + 1", "unexpected character"),

@@ -3,10 +3,11 @@
 //! [`super::Lowering::convert_vector`]), each by the code its own kind already has; only the
 //! lane moves are new, and they are one byte shuffle each.
 
-use super::values::{bitcast_le, vector_parts};
-use super::{lanes, LowerError, Lowering};
+use super::values::{bitcast_le, element_type, vector_parts, zero_scalar};
+use super::{emit_element, lanes, LowerError, Lowering};
 use crate::chain::{Chain, LaneMove, Step};
-use cranelift_codegen::ir::Value;
+use crate::request::Reinterpretation;
+use cranelift_codegen::ir::{InstBuilder, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
 impl Lowering {
@@ -31,6 +32,88 @@ impl Lowering {
         }
         Ok(parts)
     }
+}
+
+impl Lowering {
+    /// `chain` on one scalar per component (of [`element_type`], half as I16), giving one per
+    /// component of the result: no vector instruction, so it compiles on every target
+    /// (riscv64 without V included). The batch kernels and the per-component form use it.
+    pub(crate) fn chain_components(
+        &self,
+        b: &mut FunctionBuilder,
+        chain: &Chain,
+        components: &[Value],
+    ) -> Vec<Value> {
+        let mut lanes = components.to_vec();
+        for step in chain.steps() {
+            lanes = match step {
+                Step::Convert(c) => lanes
+                    .iter()
+                    .map(|&x| emit_element(b, c, self.static_mode, x))
+                    .collect(),
+                Step::Reinterpret(r) => reinterpret_components(b, r, &lanes),
+                Step::Lanes(m) => {
+                    let ty = element_type(m.dst().elem);
+                    (0..m.dst().lanes())
+                        .map(|i| {
+                            if i < m.taken() {
+                                lanes[m.first() + i]
+                            } else {
+                                zero_scalar(b, ty)
+                            }
+                        })
+                        .collect()
+                }
+            };
+        }
+        lanes
+    }
+}
+
+/// `r` on scalar components: the same bits, regrouped little-endian when the element sizes
+/// differ (two I16 halves make one I32, the first in the low bits).
+fn reinterpret_components(
+    b: &mut FunctionBuilder,
+    r: &Reinterpretation,
+    lanes: &[Value],
+) -> Vec<Value> {
+    let (s, d) = (r.src().elem.bytes(), r.dst().elem.bytes());
+    let int = |bytes: usize| -> Type { Type::int((bytes * 8) as u16).expect("an integer type") };
+    let dst_ty = element_type(r.dst().elem);
+    let bits: Vec<Value> = lanes.iter().map(|&x| bitcast_le(b, int(s), x)).collect();
+    let grouped: Vec<Value> = if s == d {
+        bits
+    } else if d > s {
+        bits.chunks(d / s)
+            .map(|group| {
+                let mut acc = b.ins().uextend(int(d), group[0]);
+                for (j, &x) in group.iter().enumerate().skip(1) {
+                    let wide = b.ins().uextend(int(d), x);
+                    let shifted = b.ins().ishl_imm_u(wide, (j * s * 8) as i64);
+                    acc = b.ins().bor(acc, shifted);
+                }
+                acc
+            })
+            .collect()
+    } else {
+        bits.iter()
+            .flat_map(|&x| (0..s / d).map(move |j| (x, j)))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|(x, j)| {
+                let down = if j == 0 {
+                    x
+                } else {
+                    b.ins().ushr_imm_u(x, (j * d * 8) as i64)
+                };
+                b.ins().ireduce(int(d), down)
+            })
+            .collect()
+    };
+    grouped
+        .into_iter()
+        .map(|x| bitcast_le(b, dst_ty, x))
+        .collect()
 }
 
 /// `m` on the one 128-bit part its operand fits in: one shuffle of the part's bytes with a

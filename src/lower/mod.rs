@@ -484,10 +484,7 @@ impl Lowering {
             }
             (Request::Chain(c), true) => {
                 check_components(b, request, args)?;
-                // Through the vector form, as a reinterpretation's components go below.
-                let parts = components_into_parts(b, c.src(), args);
-                let out = self.chain_parts(b, c, &parts)?;
-                Ok(components_of_parts(b, c.dst(), &out))
+                Ok(self.chain_components(b, c, args))
             }
             (Request::Reinterpret(r), true) => {
                 check_components(b, request, args)?;
