@@ -223,10 +223,12 @@ pub fn rounding_control(
     }
 }
 
-/// A conversion between different element types whose buffers hold lanes only (no aligned
-/// `x3` padding): its kernel loops over the elements, or blocks of them.
+/// A conversion between different element types (or one the float rules change) whose buffers
+/// hold lanes only (no aligned `x3` padding): its kernel loops over the elements, or blocks of
+/// them.
 fn is_dense_conversion(c: &Conversion, layout: Layout) -> bool {
-    c.src().elem != c.dst().elem && layout.stride(c.src().width) == c.src().lanes()
+    (c.src().elem != c.dst().elem || c.rules().changes_floats())
+        && layout.stride(c.src().width) == c.src().lanes()
 }
 
 /// The vector recipe a conversion's kernel loops over, if it has one and the layout is dense.
@@ -408,7 +410,7 @@ fn build_with_recipe_into(
             dst,
             vectors,
         ),
-        Request::Convert(c) if c.src().elem == c.dst().elem => {
+        Request::Convert(c) if c.src().elem == c.dst().elem && !c.rules().changes_floats() => {
             // convert_T(T): the same bits, padding handled like as_T(T).
             build_copy(
                 &mut b,

@@ -33,7 +33,7 @@
 //! echo at most 80 characters of the input.
 
 use crate::request::{Builtin, Request, RequestError};
-use crate::rules::Rules;
+use crate::rules::{FloatResult, Rules};
 use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
 
 /// Longest input looked at. The longest legal name is under 40 bytes; the rest is room for
@@ -419,6 +419,25 @@ enum Modifier {
     /// `_sat`, or `_satsrc` (clconv's spelling of WGSL's clamp, [`Rules::WGSL`]).
     Sat(Rules),
     Round(Rounding),
+    /// `_ftz`, `_clamp01`, `_relu` (PTX's float rules).
+    Float(FloatRule),
+}
+
+/// One of the float rules a name spells.
+#[derive(Clone, Copy, PartialEq)]
+enum FloatRule {
+    Flush,
+    Result(FloatResult),
+}
+
+impl FloatRule {
+    fn token(self) -> &'static str {
+        match self {
+            FloatRule::Flush => "_ftz",
+            FloatRule::Result(FloatResult::UnitInterval) => "_clamp01",
+            FloatRule::Result(_) => "_relu",
+        }
+    }
 }
 
 /// Parses `[_sat][_<rounding>]` after the destination of a `convert_`. `text` is empty or
@@ -447,6 +466,9 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
                     nan: crate::rules::NanToInteger::HighBit,
                     ..Rules::WGSL
                 }),
+                "ftz" => Modifier::Float(FloatRule::Flush),
+                "clamp01" => Modifier::Float(FloatRule::Result(FloatResult::UnitInterval)),
+                "relu" => Modifier::Float(FloatRule::Result(FloatResult::Relu)),
                 _ => match Rounding::from_name(token) {
                     Some(r) => Modifier::Round(r),
                     None => return Err(bad(format!("_{token}"), unknown_modifier(token, dst))),
@@ -459,13 +481,13 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
     check_half(dst, ctx.ext)?;
     let sat_rules = modifiers.iter().find_map(|m| match *m {
         Modifier::Sat(rules) => Some(rules),
-        Modifier::Round(_) => None,
+        Modifier::Round(_) | Modifier::Float(_) => None,
     });
     let saturate = sat_rules.is_some();
     if saturate && dst.elem.is_float() && !dst.elem.is_beyond_opencl() {
         return Err(RequestError::SatOnFloat { dst });
     }
-    let rules = sat_rules.unwrap_or(Rules::OPENCL);
+    let mut rules = sat_rules.unwrap_or(Rules::OPENCL);
     if dst.elem.is_float() && rules != Rules::OPENCL {
         return Err(RequestError::BadModifier {
             modifier: rules.modifier().unwrap_or("_sat").to_string(),
@@ -476,9 +498,39 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
             ),
         });
     }
+    // The float rules (PTX's `.ftz`, `.sat` into a float, `.relu`), each at most once.
+    let mut seen_float = Vec::new();
+    for m in &modifiers {
+        if let Modifier::Float(rule) = *m {
+            let token = rule.token();
+            if seen_float.contains(&token) {
+                return Err(bad(
+                    token.into(),
+                    format!("`{token}` is repeated: write it once"),
+                ));
+            }
+            seen_float.push(token);
+            match rule {
+                FloatRule::Flush => rules.flush_float_subnormals = true,
+                FloatRule::Result(_) if !dst.elem.is_float() => {
+                    return Err(bad(
+                        token.into(),
+                        format!("`{token}` clamps a floating-point result, and {dst} is an integer type"),
+                    ));
+                }
+                FloatRule::Result(_) if rules.float_result != FloatResult::Rounded => {
+                    return Err(bad(
+                        token.into(),
+                        "`_clamp01` and `_relu` are two clamps: a conversion takes one".into(),
+                    ));
+                }
+                FloatRule::Result(r) => rules.float_result = r,
+            }
+        }
+    }
     let first_rounding = modifiers.iter().find_map(|m| match *m {
         Modifier::Round(r) => Some(r),
-        Modifier::Sat(_) => None,
+        Modifier::Sat(_) | Modifier::Float(_) => None,
     });
     let canonical = Builtin::Convert {
         dst,
@@ -509,6 +561,19 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
                     ));
                 }
                 seen_sat = true;
+            }
+            Modifier::Float(rule) => {
+                if let Some(r) = seen_rounding {
+                    return Err(bad(
+                        rule.token().into(),
+                        format!(
+                            "`{}` comes after `{}`; write it before the rounding mode: \
+                             `{canonical}`",
+                            rule.token(),
+                            r.suffix()
+                        ),
+                    ));
+                }
             }
             Modifier::Round(r) => match seen_rounding {
                 Some(prev) if prev == r => {

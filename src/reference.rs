@@ -67,7 +67,7 @@ pub mod arith;
 use crate::buffer::{self, BufferError};
 use crate::chain::{Chain, Step};
 use crate::request::{Conversion, Reinterpretation, Request};
-use crate::rules::OutOfRange;
+use crate::rules::{FloatResult, OutOfRange};
 use crate::types::{Layout, Rounding, ScalarType, VectorType};
 use rustc_apfloat::ieee::{BFloat, Double, Float8E4M3FN, Float8E5M2, Half, Single};
 use rustc_apfloat::{Float, FloatConvert, Round};
@@ -171,6 +171,75 @@ pub fn traps(conv: &Conversion, static_mode: Rounding, src_bits: u64) -> bool {
 pub struct ElementConverter {
     kernel: Kernel,
     params: Params,
+    /// The float rules around the conversion, when the rules have any
+    /// ([`crate::rules::Rules::changes_floats`]).
+    floats: Option<FloatRules>,
+}
+
+/// PTX's float rules, applied around the conversion: flush a binary32 operand's and result's
+/// subnormals to zero of the same sign, then clamp the result ([`FloatResult`]).
+#[derive(Clone, Copy, Debug)]
+struct FloatRules {
+    flush_src: bool,
+    flush_dst: bool,
+    result: FloatResult,
+    dst: ScalarType,
+}
+
+impl FloatRules {
+    fn apply(&self, kernel: Kernel, params: &Params, x: u64) -> ElementResult {
+        let x = if self.flush_src {
+            flush_subnormal(x)
+        } else {
+            x
+        };
+        let mut out = kernel(params, x);
+        if self.flush_dst {
+            out.bits = flush_subnormal(out.bits);
+        }
+        out.bits = match self.result {
+            FloatResult::Rounded => out.bits,
+            FloatResult::UnitInterval => for_format!(self.dst, T => unit_interval::<T>(out.bits)),
+            FloatResult::Relu => for_format!(self.dst, T => relu::<T>(out.bits)),
+        };
+        out
+    }
+}
+
+/// A binary32 subnormal as the zero of its sign; every other value as it is (PTX `.ftz`).
+fn flush_subnormal(bits: u64) -> u64 {
+    if Single::from_bits(u128::from(bits)).is_denormal() {
+        bits & 0x8000_0000
+    } else {
+        bits
+    }
+}
+
+/// PTX `.sat` into a float: "limits the result to the range [0.0, 1.0]. NaN results are
+/// flushed to positive zero." Every negative value, -0.0 included, gives +0.0.
+fn unit_interval<T: Float>(bits: u64) -> u64 {
+    let v = T::from_bits(u128::from(bits));
+    let one = T::from_u128(1).value;
+    if v.is_nan() || v.is_negative() {
+        0
+    } else if v.partial_cmp(&one) == Some(std::cmp::Ordering::Greater) {
+        one.to_bits() as u64
+    } else {
+        bits
+    }
+}
+
+/// PTX `.relu`: "clamps the result to 0 if negative. NaN results are converted to canonical
+/// NaN", the positive NaN with every payload bit set (clconv's reading); -0.0 gives +0.0.
+fn relu<T: Float>(bits: u64) -> u64 {
+    let v = T::from_bits(u128::from(bits));
+    if v.is_nan() {
+        (1u64 << (T::BITS - 1)) - 1
+    } else if v.is_negative() {
+        0
+    } else {
+        bits
+    }
 }
 
 type Kernel = fn(&Params, u64) -> ElementResult;
@@ -247,7 +316,18 @@ impl ElementConverter {
                 }
             }
         };
-        ElementConverter { kernel, params }
+        let rules = conv.rules();
+        let floats = rules.changes_floats().then_some(FloatRules {
+            flush_src: rules.flush_float_subnormals && src == ScalarType::Float,
+            flush_dst: rules.flush_float_subnormals && dst == ScalarType::Float,
+            result: rules.float_result,
+            dst,
+        });
+        ElementConverter {
+            kernel,
+            params,
+            floats,
+        }
     }
 
     /// Converts one element, as [`convert_element`] does.
@@ -267,7 +347,11 @@ impl ElementConverter {
     /// ```
     #[inline]
     pub fn convert(&self, src_bits: u64) -> ElementResult {
-        (self.kernel)(&self.params, src_bits & self.params.src_mask)
+        let x = src_bits & self.params.src_mask;
+        match &self.floats {
+            None => (self.kernel)(&self.params, x),
+            Some(rules) => rules.apply(self.kernel, &self.params, x),
+        }
     }
 }
 

@@ -649,6 +649,7 @@ impl fmt::Display for Builtin {
                     None if *saturate => f.write_str("_sat")?,
                     None => {}
                 }
+                f.write_str(&rules.float_modifiers())?;
                 if let Some(r) = rounding {
                     f.write_str(r.suffix())?;
                 }

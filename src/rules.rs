@@ -55,6 +55,22 @@ pub enum NanToInteger {
     HighBit,
 }
 
+/// What a conversion into a floating type gives after rounding, beyond the rounded value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum FloatResult {
+    /// The rounded value (every language but the clamps below).
+    Rounded,
+    /// Clamped to [0.0, 1.0], NaN -> +0.0 (PTX `cvt.sat` into `.f16`, `.f32`, `.f64`: "limits
+    /// the result to the range [0.0, 1.0]. NaN results are flushed to positive zero"). A
+    /// negative zero gives +0.0 (clconv's choice: the ISA does not say).
+    UnitInterval,
+    /// A negative result gives +0.0 and NaN the positive NaN with every payload bit set (PTX
+    /// `cvt.relu` into `.f16`, `.bf16`: "clamps the result to 0 if negative. NaN results are
+    /// converted to canonical NaN"). A negative zero gives +0.0 (clconv's choice).
+    Relu,
+}
+
 /// The rules one conversion follows where languages differ.
 ///
 /// Construct the set a language uses ([`Rules::OPENCL`], [`Rules::WGSL`]) or your own; the
@@ -66,6 +82,12 @@ pub struct Rules {
     pub out_of_range: OutOfRange,
     /// float -> integer, NaN.
     pub nan: NanToInteger,
+    /// Into a floating type: what the rounded result becomes.
+    pub float_result: FloatResult,
+    /// `float` (binary32) subnormal operands and results are flushed to zero of the same sign
+    /// (PTX `cvt.ftz`: "flush single-precision subnormal inputs and results to
+    /// sign-preserving zero").
+    pub flush_float_subnormals: bool,
 }
 
 impl Default for Rules {
@@ -82,13 +104,15 @@ impl Rules {
     pub const OPENCL: Rules = Rules {
         out_of_range: OutOfRange::ClampToDestination,
         nan: NanToInteger::Zero,
+        float_result: FloatResult::Rounded,
+        flush_float_subnormals: false,
     };
 
     /// WGSL: clamp to the nearest value the source format represents exactly; NaN, which WGSL
     /// leaves indeterminate, gives 0.
     pub const WGSL: Rules = Rules {
         out_of_range: OutOfRange::NearestInSource,
-        nan: NanToInteger::Zero,
+        ..Rules::OPENCL
     };
 
     /// WebAssembly's `trunc`: NaN and out-of-range values trap (the values are OpenCL's `_sat`
@@ -96,6 +120,7 @@ impl Rules {
     pub const TRAPPING: Rules = Rules {
         out_of_range: OutOfRange::Trap,
         nan: NanToInteger::Trap,
+        ..Rules::OPENCL
     };
 
     /// PTX `cvt`'s rules for a float `src` -> integer `dst` conversion: clamped, and NaN gives 0,
@@ -109,6 +134,7 @@ impl Rules {
             } else {
                 NanToInteger::Zero
             },
+            ..Rules::OPENCL
         }
     }
 
@@ -128,19 +154,61 @@ impl Rules {
     /// The rules as they apply to a `src` -> `dst` conversion: OpenCL's wherever these give the
     /// same result as OpenCL's on every input (so that the request shares OpenCL's kernel).
     pub fn normalised(self, src: ScalarType, dst: ScalarType) -> Rules {
+        // The float rules where they can change a result: a clamp of a float result; flushing
+        // where a binary32 operand or result can be subnormal (a float operand; a float result
+        // from a format whose range reaches float's subnormals).
+        let floats = Rules {
+            float_result: if dst.is_float() {
+                self.float_result
+            } else {
+                FloatResult::Rounded
+            },
+            flush_float_subnormals: self.flush_float_subnormals
+                && (src == ScalarType::Float
+                    || (dst == ScalarType::Float
+                        && matches!(src, ScalarType::Double | ScalarType::BFloat))),
+            ..Rules::OPENCL
+        };
         if !(src.is_float() && dst.is_integer()) {
-            return Rules::OPENCL;
+            return floats;
         }
+        let integer = Rules {
+            float_result: floats.float_result,
+            flush_float_subnormals: floats.flush_float_subnormals,
+            ..self
+        };
         if self.traps() {
-            return self;
+            return integer;
         }
         match self.integer_bounds(src, dst) {
-            Some(bounds) if bounds != destination_bounds(dst) => self,
+            Some(bounds) if bounds != destination_bounds(dst) => integer,
             _ => Rules {
                 out_of_range: OutOfRange::ClampToDestination,
-                ..self
+                ..integer
             },
         }
+    }
+
+    /// True when the rules change a float result or flush subnormals ([`FloatResult`],
+    /// [`Rules::flush_float_subnormals`]): the conversion runs per element, and
+    /// `convert_T(T)` is no longer the identity.
+    pub const fn changes_floats(self) -> bool {
+        self.flush_float_subnormals || !matches!(self.float_result, FloatResult::Rounded)
+    }
+
+    /// The modifiers a name spells the float rules with, after the float -> integer one:
+    /// `_ftz`, then `_clamp01` or `_relu` (empty for none).
+    pub fn float_modifiers(self) -> String {
+        let mut out = String::new();
+        if self.flush_float_subnormals {
+            out.push_str("_ftz");
+        }
+        match self.float_result {
+            FloatResult::Rounded => {}
+            FloatResult::UnitInterval => out.push_str("_clamp01"),
+            FloatResult::Relu => out.push_str("_relu"),
+        }
+        out
     }
 
     /// For a float `src` -> integer `dst` conversion, the range out-of-range values are clamped
@@ -189,7 +257,16 @@ impl fmt::Display for Rules {
             NanToInteger::Trap => "NaN traps",
             NanToInteger::HighBit => "NaN -> 1 << (width - 1)",
         };
-        write!(f, "out of range: {range}; {nan}")
+        write!(f, "out of range: {range}; {nan}")?;
+        match self.float_result {
+            FloatResult::Rounded => {}
+            FloatResult::UnitInterval => f.write_str("; float results clamped to [0, 1]")?,
+            FloatResult::Relu => f.write_str("; negative float results give +0")?,
+        }
+        if self.flush_float_subnormals {
+            f.write_str("; float subnormals flushed")?;
+        }
+        Ok(())
     }
 }
 

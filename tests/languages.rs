@@ -30,6 +30,11 @@ mod through_the_jit {
             self.0.to_le_bytes().to_vec()
         }
     }
+    impl Le for clconv::jit::BFloat {
+        fn le(self) -> Vec<u8> {
+            self.0.to_le_bytes().to_vec()
+        }
+    }
 
     /// Half values from their bits.
     fn halves<const N: usize>(bits: [u16; N]) -> [Half; N] {
@@ -155,6 +160,66 @@ mod through_the_jit {
             &[0xffff_3c00u32, 0x7c00],
             &[1.0f32, f32::INFINITY],
         );
+    }
+
+    /// PTX's float rules (ISA, `cvt`, "Floating Point Notes"): `.sat` "limits the result to
+    /// the range [0.0, 1.0]. NaN results are flushed to positive zero"; `.relu` "clamps the
+    /// result to 0 if negative. NaN results are converted to canonical NaN"; `.ftz` flushes
+    /// .f32 subnormal inputs and results "to sign-preserving zero"; `.satfinite` gives
+    /// MAX_NORM for what is beyond it. Values by hand; -0.0 to +0.0 is clconv's choice.
+    #[test]
+    fn ptx_float_rules() {
+        let jit = Jit::new().unwrap();
+        let sat = "ptx:cvt.rn.sat.f16.f32";
+        let src = [f32::NAN, -0.0, -3.0, 0.5, 1.5, f32::INFINITY, 0.999_999];
+        let want = halves([0, 0, 0, 0x3800, 0x3c00, 0x3c00, 0x3c00]);
+        run(&jit, sat, &src, &want);
+        run(
+            &jit,
+            "ptx:cvt.rn.sat.f32.s32",
+            &[5i32, -3, 0, 1],
+            &[1.0f32, 0.0, 0.0, 1.0],
+        );
+        run(
+            &jit,
+            "ptx:cvt.rn.sat.f64.f32",
+            &[0.25f32, -1e-45],
+            &[0.25f64, 0.0],
+        );
+        run(&jit, "ptx:cvt.sat.f32.f32", &[2.0f32, -0.0], &[1.0f32, 0.0]);
+        let relu = "ptx:cvt.rn.relu.f16.f32";
+        let src = [f32::NAN, -0.0, -3.0, 0.5, 70000.0, f32::NEG_INFINITY];
+        let want = halves([0x7fff, 0, 0, 0x3800, 0x7c00, 0]);
+        run(&jit, relu, &src, &want);
+        let relu = "ptx:cvt.rz.relu.bf16.f32";
+        let src = [-1.0f32, f32::from_bits(0x3f81_ffff), f32::NAN];
+        let want = [
+            clconv::jit::BFloat(0),
+            clconv::jit::BFloat(0x3f81),
+            clconv::jit::BFloat(0x7fff),
+        ];
+        run(&jit, relu, &src, &want);
+        // The smallest subnormal: toward +inf it is 1 unless flushed first.
+        let tiny = f32::from_bits(1);
+        run(&jit, "ptx:cvt.rpi.s32.f32", &[tiny, -tiny], &[1i32, 0]);
+        run(&jit, "ptx:cvt.rpi.ftz.s32.f32", &[tiny, -tiny], &[0i32, 0]);
+        // A double whose float is subnormal: flushed, its sign kept; a subnormal operand too.
+        let ftz = "ptx:cvt.rn.ftz.f32.f64";
+        run(&jit, ftz, &[-1e-40f64, 1e-30], &[-0.0f32, 1e-30]);
+        run(
+            &jit,
+            "ptx:cvt.rn.ftz.f64.f32",
+            &[-tiny, 1.5],
+            &[-0.0f64, 1.5],
+        );
+        let satfinite = "ptx:cvt.rn.satfinite.bf16.f32";
+        let src = [f32::MAX, f32::NEG_INFINITY, 3.0];
+        let want = [
+            clconv::jit::BFloat(0x7f7f),
+            clconv::jit::BFloat(0xff7f),
+            clconv::jit::BFloat(0x4040),
+        ];
+        run(&jit, satfinite, &src, &want);
     }
 
     /// WGSL 15.7.6, the Note's examples, one by one.
@@ -339,6 +404,17 @@ fn each_spelling_is_the_request_its_rules_make() {
         ("ptx:cvt.f32.f16", "convert_float_rte(half)"),
         ("ptx:cvt.s8.s32", "convert_char(int)"),
         ("ptx:cvt.sat.u8.s32", "convert_uchar_sat(int)"),
+        ("ptx:cvt.rn.sat.f16.f32", "convert_half_clamp01_rte(float)"),
+        ("ptx:cvt.sat.f32.f32", "convert_float_clamp01_rte(float)"),
+        ("ptx:cvt.rz.relu.bf16.f32", "convert_bfloat_relu_rtz(float)"),
+        (
+            "ptx:cvt.rn.satfinite.relu.bf16.f32",
+            "convert_bfloat_sat_relu_rte(float)",
+        ),
+        ("ptx:cvt.rpi.ftz.s32.f32", "convert_int_sat_ftz_rtp(float)"),
+        ("ptx:cvt.rn.ftz.f32.f64", "convert_float_ftz_rte(double)"),
+        ("ptx:cvt.rn.ftz.f32.s32", "convert_float_rte(int)"),
+        ("ptx:cvt.f32.bf16", "convert_float_rte(bfloat)"),
         ("cuda:__float2int_rn", "convert_int_sat_rte(float)"),
         ("cuda:__double2float_ru", "convert_float_rtp(double)"),
         ("cuda:__float2half_rz", "convert_half_rtz(float)"),
@@ -372,9 +448,17 @@ fn what_a_language_does_not_have_is_a_typed_error() {
         ("msl:int(double)", "Metal has no double"),
         ("fortran:int(float)", "unknown language"),
         ("cuda:int(float)", "not one of the conversion intrinsics"),
-        ("ptx:cvt.rn.relu.f16.f32", "`.relu`"),
+        (
+            "ptx:cvt.rn.relu.f32.f64",
+            "`.relu` applies to .f16 and .bf16",
+        ),
         ("ptx:cvt.rna.tf32.f32", "narrow float formats"),
-        ("ptx:cvt.sat.f32.f16", "[0.0, 1.0]"),
+        ("ptx:cvt.rna.f16.f32", ".tf32"),
+        ("ptx:cvt.rn.sat.bf16.f32", "[0.0, 1.0] for .f16, .f32"),
+        ("ptx:cvt.rn.sat.relu.f16.f32", "two clamps"),
+        ("ptx:cvt.rn.ftz.f16.f64", "needs an .f32"),
+        ("ptx:cvt.rn.satfinite.f16.f32", "does not yet"),
+        ("ptx:cvt.ftz.s32.s8", "needs an .f32"),
         ("ptx:cvt.rn.s32.f32", ".rni, .rzi, .rmi or .rpi"),
         ("rust:f32 to i8", "expected `<type> as <type>`"),
         ("rust:f32 as i128", "128-bit"),

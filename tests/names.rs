@@ -779,3 +779,57 @@ fn no_panic_on_prefixes_and_mutations() {
         check_no_panic(&s);
     }
 }
+
+/// PTX's float rules have their own modifiers after `_sat`: `_ftz`, then `_clamp01` or
+/// `_relu`, before the rounding mode; they print back as they parse, and where they cannot
+/// change a result (flushing an integer's conversion to float) they fall away.
+#[test]
+fn float_rule_modifiers_parse_print_and_refuse() {
+    let ext = Extensions::with_fp16();
+    for (text, printed) in [
+        (
+            "convert_half_clamp01_rte(float)",
+            "convert_half_clamp01_rte(float)",
+        ),
+        (
+            "convert_float_ftz_clamp01(float)",
+            "convert_float_ftz_clamp01(float)",
+        ),
+        (
+            "convert_float_clamp01_ftz(float)",
+            "convert_float_ftz_clamp01(float)",
+        ),
+        (
+            "convert_bfloat_sat_relu_rtz(float)",
+            "convert_bfloat_sat_relu_rtz(float)",
+        ),
+        (
+            "convert_int_sat_ftz_rtp(float)",
+            "convert_int_sat_ftz_rtp(float)",
+        ),
+        ("convert_float_ftz(int)", "convert_float(int)"),
+        ("convert_double_ftz(half)", "convert_double(half)"),
+        (
+            "convert_half4_relu_rte(float4)",
+            "convert_half4_relu_rte(float4)",
+        ),
+    ] {
+        let r = Request::parse(text, ext).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(r.to_string(), printed, "{text}");
+        assert_eq!(Request::parse(&r.to_string(), ext), Ok(r), "{text}");
+        assert_eq!(Request::parse(&r.mangled(), ext), Ok(r), "{text}");
+    }
+    for (text, says) in [
+        ("convert_int_relu(float)", "is an integer type"),
+        ("convert_float_clamp01_relu(int)", "two clamps"),
+        ("convert_float_rte_ftz(double)", "before the rounding mode"),
+        ("convert_float_ftz_ftz(double)", "repeated"),
+    ] {
+        let e = Request::parse(text, ext).unwrap_err();
+        assert!(
+            matches!(e, RequestError::BadModifier { .. }),
+            "{text}: {e:?}"
+        );
+        assert!(e.to_string().contains(says), "{text}: {e}");
+    }
+}

@@ -214,6 +214,32 @@ pub fn chains() -> Vec<Request> {
     out
 }
 
+/// Every request the languages spell that [`Request::all`] does not hold, each once, in a
+/// fixed order: the chains ([`chains`]) and the conversions under PTX's float rules
+/// (`cvt.rn.sat.f16.f32`: [`crate::rules::FloatResult`], `.ftz`). What the matrix checks
+/// beside [`Request::all`].
+///
+/// ```
+/// let beyond = clconv::languages::beyond_the_matrix();
+/// assert!(beyond.iter().any(|r| r.to_string() == "convert_half_clamp01_rte(float)"));
+/// assert!(beyond.iter().any(|r| r.to_string() == "convert_double2_rte(uint4.lo)"));
+/// ```
+pub fn beyond_the_matrix() -> Vec<Request> {
+    let mut out: Vec<Request> = Language::ALL
+        .into_iter()
+        .flat_map(Language::spellings)
+        .map(|(_, r)| r)
+        .filter(|r| match r {
+            Request::Chain(_) => true,
+            Request::Convert(c) => c.rules().changes_floats(),
+            Request::Reinterpret(_) => false,
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 impl fmt::Display for Language {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

@@ -11,16 +11,20 @@
 //! truncates or extends, and clamps with `.sat`. The ISA calls the rounding modifier mandatory
 //! for float <-> integer and narrowing conversions; clconv reads a `cvt` without one with the
 //! ISA's examples' defaults (toward zero into integers, nearest-even into floats).
-//! Not read yet, each refused with a message that says so: `.ftz`, `.relu`, `.rna`,
-//! `.satfinite`, `.sat` on a float destination, and the packed and 8-bit float types.
+//! PTX's float rules are rules of the request ([`crate::rules::FloatResult`]): `.sat` on an
+//! `.f16`, `.f32` or `.f64` destination clamps to [0.0, 1.0] (`_clamp01`), `.relu` on `.f16`
+//! and `.bf16` gives +0 for a negative result (`_relu`), `.ftz` flushes `.f32` subnormal
+//! operands and results (`_ftz`); `.satfinite` into `.bf16` is `_sat`. Not read, each refused
+//! with a message that says so: `.rna` (only `cvt.rna.tf32.f32` has it), `.satfinite` into
+//! `.f16`, and the packed and 8-bit float types.
 
 use super::syntax;
 use super::Language;
 use crate::request::{Conversion, Request, RequestError};
-use crate::rules::Rules;
+use crate::rules::{FloatResult, Rules};
 use crate::types::{Extensions, Rounding, ScalarType, VectorType};
 
-const TYPES: [(&str, ScalarType); 11] = [
+const TYPES: [(&str, ScalarType); 12] = [
     ("s8", ScalarType::Char),
     ("u8", ScalarType::UChar),
     ("s16", ScalarType::Short),
@@ -32,6 +36,7 @@ const TYPES: [(&str, ScalarType); 11] = [
     ("f16", ScalarType::Half),
     ("f32", ScalarType::Float),
     ("f64", ScalarType::Double),
+    ("bf16", ScalarType::BFloat),
 ];
 
 /// Parses `cvt.<modifiers>.<dtype>.<atype>`.
@@ -52,13 +57,13 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
             .map(|&(_, t)| t)
             .ok_or_else(|| {
                 let hint = match name {
-                    "bf16" | "tf32" | "e4m3x2" | "e5m2x2" | "f16x2" | "bf16x2" => {
+                    "tf32" | "e4m3x2" | "e5m2x2" | "f16x2" | "bf16x2" => {
                         ": the packed and narrow float formats are not read yet"
                     }
                     _ => "",
                 };
                 bad(format!(
-                    "unknown type `.{name}`: cvt converts .s8 ... .u64, .f16, .f32 and .f64{hint}"
+                    "unknown type `.{name}`: cvt converts .s8 ... .u64, .f16, .bf16, .f32 and .f64{hint}"
                 ))
             })
     };
@@ -66,16 +71,49 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
     let mut rounding = None;
     let mut integer_rounding = None;
     let mut sat = false;
+    let mut satfinite = false;
+    let mut rules = Rules::OPENCL;
     for &m in &parts[1..] {
         match m {
             "rni" | "rzi" | "rmi" | "rpi" => integer_rounding = Some(mode(&m[..2])),
             "rn" | "rz" | "rm" | "rp" => rounding = Some(mode(m)),
             "sat" => sat = true,
-            "ftz" | "relu" | "rna" | "satfinite" => {
-                return Err(bad(format!(
-                    "`.{m}` is a PTX rule clconv does not lower yet (it has no OpenCL \
-                     counterpart); drop it, or convert without it"
-                )))
+            "ftz" => {
+                // "Modifier .ftz can only be specified when either .dtype or .atype is .f32".
+                if dst != ScalarType::Float && src != ScalarType::Float {
+                    return Err(bad(
+                        "`.ftz` flushes single-precision (.f32) subnormals: it needs an .f32 \
+                         source or destination"
+                            .into(),
+                    ));
+                }
+                rules.flush_float_subnormals = true;
+            }
+            "relu" => {
+                if !matches!(dst, ScalarType::Half | ScalarType::BFloat) {
+                    return Err(bad(format!(
+                        "`.relu` applies to .f16 and .bf16 destinations (and packed formats \
+                         clconv does not read), not .{dtype}"
+                    )));
+                }
+                rules.float_result = FloatResult::Relu;
+            }
+            "satfinite" => {
+                if dst != ScalarType::BFloat {
+                    return Err(bad(format!(
+                        "`.satfinite` into .{dtype}: clconv reads it into .bf16 (the largest \
+                         finite value for what lies beyond it); into .f16 and the packed fp8 \
+                         formats it does not yet"
+                    )));
+                }
+                satfinite = true;
+            }
+            "rna" => {
+                return Err(bad(
+                    "`.rna` (ties away from zero) is defined only for `cvt.rna.tf32.f32`, and \
+                     clconv has no .tf32 type"
+                        .into(),
+                ))
             }
             other => return Err(bad(format!("unknown modifier `.{other}`"))),
         }
@@ -89,7 +127,12 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
                     "a float -> integer cvt rounds with .rni, .rzi, .rmi or .rpi".into(),
                 ));
             }
-            Conversion::new(s, d, true, integer_rounding, ext)?.with_rules(Rules::ptx(src, dst))
+            let ptx = Rules::ptx(src, dst);
+            Conversion::new(s, d, true, integer_rounding, ext)?.with_rules(Rules {
+                out_of_range: ptx.out_of_range,
+                nan: ptx.nan,
+                ..rules
+            })
         }
         (_, true) => {
             if integer_rounding.is_some() && src.is_integer() {
@@ -104,14 +147,25 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
                         .into(),
                 ));
             }
+            // `.sat` into .f16, .f32, .f64: "limits the result to the range [0.0, 1.0]";
+            // `.satfinite` into .bf16 is clconv's `_sat` there.
             if sat {
-                return Err(bad(
-                    "`.sat` on a float destination clamps to [0.0, 1.0], a PTX rule clconv \
-                     does not lower yet"
-                        .into(),
-                ));
+                if !matches!(
+                    dst,
+                    ScalarType::Half | ScalarType::Float | ScalarType::Double
+                ) {
+                    return Err(bad(format!(
+                        "`.sat` on a float destination clamps to [0.0, 1.0] for .f16, .f32 and \
+                         .f64, not .{dtype}"
+                    )));
+                }
+                if rules.float_result == FloatResult::Relu {
+                    return Err(bad("`.sat` and `.relu` are two clamps: write one".into()));
+                }
+                rules.float_result = FloatResult::UnitInterval;
             }
-            Conversion::new(s, d, false, Some(rounding.unwrap_or(Rounding::Rte)), ext)?
+            let rounding = rounding.unwrap_or(Rounding::Rte);
+            Conversion::new(s, d, satfinite, Some(rounding), ext)?.with_rules(rules)
         }
         (false, false) => {
             if rounding.is_some() || integer_rounding.is_some() {
@@ -119,6 +173,8 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
                     "an integer -> integer cvt takes no rounding modifier".into()
                 ));
             }
+            // `.ftz`, `.relu` and `.satfinite` were refused above: each needs a float type.
+            debug_assert!(rules == Rules::OPENCL && !satfinite);
             Conversion::new(s, d, sat, None, ext)?
         }
     };
@@ -161,8 +217,25 @@ pub(super) fn spellings() -> Vec<String> {
                     out.push(format!("cvt.sat.{d}.{a}"));
                 }
             }
+            // The float rules: `.sat` into .f16, .f32, .f64; `.ftz` where an .f32 is.
+            if matches!(d, "f16" | "f32" | "f64") {
+                out.push(format!("cvt.rn.sat.{d}.{a}"));
+            }
+            if (d == "f32" || a == "f32") && (dt.is_float() || at.is_float()) {
+                let m = if dt.is_float() { "rn" } else { "rpi" };
+                out.push(format!("cvt.{m}.ftz.{d}.{a}"));
+            }
         }
     }
+    for d in ["f16", "bf16"] {
+        for m in ["rn", "rz"] {
+            out.push(format!("cvt.{m}.relu.{d}.f32"));
+        }
+    }
+    out.push("cvt.sat.f32.f32".into());
+    out.push("cvt.ftz.sat.f32.f32".into());
+    out.push("cvt.rn.satfinite.bf16.f32".into());
+    out.push("cvt.rn.satfinite.relu.bf16.f32".into());
     out
 }
 

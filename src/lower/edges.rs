@@ -68,7 +68,72 @@ pub(crate) fn element_from(b: &mut FunctionBuilder, spec: &BlockSpec, x: Value, 
 /// recipe serves them. Other NaN results (PTX's) need the source per lane: the per-element
 /// sequence ([`element_from`]) serves those.
 pub(crate) fn vector_recipes_serve(rules: crate::rules::Rules) -> bool {
-    !matches!(rules.nan, crate::rules::NanToInteger::HighBit)
+    !matches!(rules.nan, crate::rules::NanToInteger::HighBit) && !rules.changes_floats()
+}
+
+/// A `float` operand or result (F32) with a subnormal flushed to the zero of its sign (PTX
+/// `.ftz`): a zero exponent field keeps only the sign bit.
+pub(crate) fn flush_float_subnormal(b: &mut FunctionBuilder, x: Value) -> Value {
+    use cranelift_codegen::ir::{condcodes::IntCC, types};
+    let bits = bitcast_le(b, types::I32, x);
+    let exponent = b.ins().band_imm_u(bits, 0x7f80_0000);
+    let subnormal = b.ins().icmp_imm_u(IntCC::Equal, exponent, 0);
+    let sign = b.ins().band_imm_u(bits, 0x8000_0000);
+    let flushed = b.ins().select(subnormal, sign, bits);
+    bitcast_le(b, types::F32, flushed)
+}
+
+/// `y`, one result of a conversion into the float type `dst` (F32, F64, or the bits of a
+/// 16- or 8-bit float), under `result` ([`crate::rules::FloatResult`]), on its bits: NaN is a
+/// magnitude above the format's infinity (E4M3's largest finite value), a negative value
+/// (-0.0 included) has the sign bit set, and among the others the bits order as the values do.
+pub(crate) fn float_result(
+    b: &mut FunctionBuilder,
+    result: crate::rules::FloatResult,
+    dst: crate::types::ScalarType,
+    y: Value,
+) -> Value {
+    use crate::rules::FloatResult;
+    use crate::types::ScalarType;
+    use cranelift_codegen::ir::condcodes::IntCC;
+    if result == FloatResult::Rounded {
+        return y;
+    }
+    let width = dst.bits();
+    let int_ty = Type::int(width as u16).expect("a float's width");
+    let ty = b.func.dfg.value_type(y);
+    let bits = bitcast_le(b, int_ty, y);
+    // (the magnitude above which the bits are NaN, the bits of 1.0)
+    let (nan_above, one): (u64, u64) = match dst {
+        ScalarType::Half => (0x7c00, 0x3c00),
+        ScalarType::BFloat => (0x7f80, 0x3f80),
+        ScalarType::Float => (0x7f80_0000, 0x3f80_0000),
+        ScalarType::Double => (0x7ff0_0000_0000_0000, 0x3ff0_0000_0000_0000),
+        ScalarType::Fp8E5M2 => (0x7c, 0x3c),
+        ScalarType::Fp8E4M3 => (0x7e, 0x38),
+        _ => unreachable!("Rules::normalised keeps a float result only for a float destination"),
+    };
+    let sign = 1u64 << (width - 1);
+    let magnitude = b.ins().band_imm_u(bits, (sign - 1) as i64);
+    let is_nan = b
+        .ins()
+        .icmp_imm_u(IntCC::UnsignedGreaterThan, magnitude, nan_above as i64);
+    let negative = b.ins().icmp_imm_u(IntCC::SignedLessThan, bits, 0);
+    let zero = int_const(b, int_ty, 0);
+    let out = match result {
+        FloatResult::UnitInterval => {
+            let one = int_const(b, int_ty, one as i128);
+            let clamped = b.ins().umin(bits, one);
+            let off = b.ins().bor(is_nan, negative);
+            b.ins().select(off, zero, clamped)
+        }
+        _ => {
+            let canonical = int_const(b, int_ty, (sign - 1) as i128);
+            let kept = b.ins().select(negative, zero, bits);
+            b.ins().select(is_nan, canonical, kept)
+        }
+    };
+    bitcast_le(b, ty, out)
 }
 
 /// `outputs`, one block of `spec`'s destination vectors as a recipe gave them, under `spec`'s

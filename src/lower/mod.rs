@@ -77,7 +77,7 @@ pub use values::{element_type, vector_parts};
 
 use crate::request::{Conversion, Reinterpretation, Request, RequestError};
 use crate::table::IsaFeatures;
-use crate::types::{Extensions, Rounding, VectorType, Width};
+use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
 use cranelift_codegen::ir::{InstBuilder, Type, Value};
 use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
 use cranelift_frontend::FunctionBuilder;
@@ -850,6 +850,35 @@ fn check_parts(
 /// Emits the per-element sequence for `conv` (half as I16 bits); the one dispatch on the
 /// conversion class.
 pub(crate) fn emit_element(
+    b: &mut FunctionBuilder,
+    conv: &Conversion,
+    static_mode: Rounding,
+    x: Value,
+) -> Value {
+    let rules = conv.rules();
+    if !rules.changes_floats() {
+        return emit_rounded(b, conv, static_mode, x);
+    }
+    // PTX's float rules around the conversion: the operand flushed, the conversion, the
+    // result flushed and clamped.
+    let (src, dst) = (conv.src().elem, conv.dst().elem);
+    let flush = rules.flush_float_subnormals;
+    let x = if flush && src == ScalarType::Float {
+        edges::flush_float_subnormal(b, x)
+    } else {
+        x
+    };
+    let y = emit_rounded(b, conv, static_mode, x);
+    let y = if flush && dst == ScalarType::Float {
+        edges::flush_float_subnormal(b, y)
+    } else {
+        y
+    };
+    edges::float_result(b, rules.float_result, dst, y)
+}
+
+/// [`emit_element`] without the float rules.
+fn emit_rounded(
     b: &mut FunctionBuilder,
     conv: &Conversion,
     static_mode: Rounding,

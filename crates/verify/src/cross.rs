@@ -455,7 +455,8 @@ impl Plan {
     /// half (`Request::all(Extensions::with_fp16())`) at width 1 (1,045: the element loop all
     /// widths share in the JIT) and at width 3 in the packed layout (3 elements per value) and
     /// in the aligned one (the per-element loop that skips the padding; 1,045 each), every
-    /// reinterpretation, and the chains the languages spell ([`clconv::languages::chains`]).
+    /// reinterpretation, and what the languages spell beyond them
+    /// ([`clconv::languages::beyond_the_matrix`]).
     pub fn matrix_requests() -> Vec<(Request, Layout)> {
         let mut requests = Vec::new();
         for r in Request::all(Extensions::with_fp16()) {
@@ -469,8 +470,9 @@ impl Plan {
                 _ => {}
             }
         }
-        // The chains the languages spell, a kernel each (3-component ones in both layouts).
-        for r in clconv::languages::chains() {
+        // What the languages spell beyond the matrix (chains, PTX's float rules), a kernel
+        // each (3-component ones in both layouts).
+        for r in clconv::languages::beyond_the_matrix() {
             requests.push((r, Layout::Packed));
             if r.src().width == Width::W3 {
                 requests.push((r, Layout::Aligned));
