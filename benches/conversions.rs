@@ -12,7 +12,8 @@
 //! CLCONV_BENCH_SWEEP=1 cargo bench --bench conversions     # only the size sweep, ~2 minutes
 //! ```
 //!
-//! For each of ten conversions and each source size (4 KiB, 256 KiB, 64 MiB) it times, in one
+//! For each of fourteen conversions (ten of OpenCL's, and WGSL's, PTX's `.rzi.s64.f64` and
+//! `.rn.sat.f32.f64`, HLSL's `f16tof32` among them) and each source size (4 KiB, 256 KiB, 64 MiB) it times, in one
 //! criterion group per conversion:
 //!
 //! - `kernel`: `Kernel::run` on typed slices, on one thread: a default [`Jit`]
@@ -69,7 +70,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------------------------
-// The ten conversions and their plain-Rust baselines.
+// The conversions and their plain-Rust baselines.
 
 /// One conversion: its OpenCL name, its element types, the baseline's per-element body, and
 /// how to make inputs for it.
@@ -202,6 +203,63 @@ impl Case for PtxLongFromDouble {
             -0.5,
             0.0,
         ]
+    }
+}
+
+/// PTX's `cvt.rn.sat.f32.f64` (`convert_float_clamp01_rte(double)`): nearest-even, then
+/// [0.0, 1.0], NaN and -0.0 giving +0.0 (one of PTX's float rules).
+struct PtxUnitFloatFromDouble;
+impl Case for PtxUnitFloatFromDouble {
+    type S = f64;
+    type D = f32;
+    const NAME: &'static str = "ptx:cvt.rn.sat.f32.f64";
+    #[inline(always)]
+    fn convert(x: f64) -> f32 {
+        // `as` rounds to nearest-even.
+        let f = x as f32;
+        if f.is_nan() || f.is_sign_negative() {
+            0.0
+        } else {
+            f.min(1.0)
+        }
+    }
+    fn random(rng: &mut Rng) -> f64 {
+        let r = rng.next();
+        if r & 7 == 0 {
+            f64::from_bits(rng.next())
+        } else {
+            // Mostly in [-0.5, 1.5): both clamps and the values between.
+            (r >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 0.5
+        }
+    }
+    fn specials() -> Vec<f64> {
+        vec![
+            f64::NAN,
+            -0.0,
+            -1e-300,
+            1.000_000_000_1,
+            0.999_999_999_9,
+            f64::INFINITY,
+        ]
+    }
+}
+
+/// HLSL's `f16tof32(uint4)`, a chain (`convert_float4(as_half4(convert_ushort4(uint4)))`):
+/// the half in each uint's low 16 bits, exactly; the `half` crate's conversion is the loop.
+struct HlslF16ToF32;
+impl Case for HlslF16ToF32 {
+    type S = u32;
+    type D = f32;
+    const NAME: &'static str = "hlsl:f16tof32(uint4)";
+    #[inline(always)]
+    fn convert(x: u32) -> f32 {
+        half::f16::from_bits(x as u16).to_f32()
+    }
+    fn random(rng: &mut Rng) -> u32 {
+        rng.next() as u32
+    }
+    fn specials() -> Vec<u32> {
+        vec![0x7e00, 0x7c01, 0xfc00, 0x0001, 0xffff_3c00, 0x8000]
     }
 }
 
@@ -1830,6 +1888,10 @@ fn main() {
         bench_case::<FloatRtnFromULong>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
         bench_case::<WgslIntFromFloat>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
         bench_case::<PtxLongFromDouble>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
+        bench_case::<PtxUnitFloatFromDouble>(
+            &mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows,
+        );
+        bench_case::<HlslF16ToF32>(&mut c, &jit_auto, &jit1, &jit2, large, diag, &mut rows);
     }
     c.final_summary();
 
