@@ -236,7 +236,7 @@ fn vector_block(request: &Request, layout: Layout, recipe: &Recipe) -> Option<Em
     match (request, recipe.body) {
         (Request::Convert(c), Body::Vector(emit))
             if is_dense_conversion(c, layout)
-                && crate::lower::edges::vector_recipes_serve(c.rules()) =>
+                && crate::lower::edges::vector_recipes_serve(c.rules(), c.dst().elem) =>
         {
             Some(emit)
         }
@@ -702,6 +702,7 @@ fn vector_loop(
                     b.ins().load(src_vec, mem_flags(), p, offset)
                 })
                 .collect();
+            let inputs = crate::lower::edges::block_inputs(b, spec, &inputs);
             let outputs = emit(b, spec, &inputs);
             let outputs = crate::lower::edges::block(b, spec, outputs);
             debug_assert_eq!(outputs.len(), k_out);

@@ -2,7 +2,7 @@
 //! `_zero`) or whose bits are reinterpreted around them (GLSL's `packHalf2x16`, HLSL's
 //! `f32tof16`). Through the builder API on the values a front end holds (one vector, or one
 //! scalar per component; half as F16 or I16 lanes; with the ISA's recipes and without), every
-//! lane compared with the reference; their OpenCL C texts parse back; bad chains are typed
+//! lane compared with the reference, with the conversions under PTX's float rules; their OpenCL C texts parse back; bad chains are typed
 //! errors. The worked examples by hand are in `tests/languages.rs`.
 
 use clconv::chain::{Chain, LaneMove, Step};
@@ -179,13 +179,25 @@ fn run_and_compare(code: *const u8, request: &Request, label: &str) {
     }
 }
 
-/// Every chain, both operand forms, both half forms, with the ISA's recipes and without.
+/// Every chain, and every conversion under PTX's float rules (what the languages spell beyond
+/// the matrix), both operand forms, both half forms, with the ISA's recipes and without.
 #[test]
 fn every_chain_lowers_exactly_on_the_values_a_front_end_holds() {
     let mut module = jit_module();
     let with_isa = Lowering::for_isa(module.isa()).unwrap();
     let mut n = 0;
-    for request in chains() {
+    let beyond = clconv::languages::beyond_the_matrix();
+    assert!(beyond.len() > chains().len());
+    // The float rules' conversions are spelled as scalars: their vectors too, so that the
+    // vector recipes with the rules around them are lowered as well.
+    let vectors: Vec<Request> = beyond
+        .iter()
+        .filter_map(|r| match r {
+            Request::Convert(c) => Some(Request::Convert(c.with_width(clconv::Width::W4))),
+            _ => None,
+        })
+        .collect();
+    for request in beyond.into_iter().chain(vectors) {
         for per_component in [false, true] {
             for half in [HalfValues::Bits, HalfValues::F16] {
                 for lowering in [with_isa.clone(), Lowering::without_isa()] {

@@ -64,29 +64,69 @@ pub(crate) fn element_from(b: &mut FunctionBuilder, spec: &BlockSpec, x: Value, 
     b.ins().select(is_nan, c, y)
 }
 
-/// True when the rules are the recipes' own up to a clamp of the result ([`block`]): a vector
-/// recipe serves them. Other NaN results (PTX's) need the source per lane: the per-element
-/// sequence ([`element_from`]) serves those.
-pub(crate) fn vector_recipes_serve(rules: crate::rules::Rules) -> bool {
-    !matches!(rules.nan, crate::rules::NanToInteger::HighBit) && !rules.changes_floats()
+/// True when the rules are the recipes' own up to what [`block_inputs`] and [`block`] apply
+/// around them: a vector recipe serves them. Other NaN results (PTX's) need the source per
+/// lane, and a clamp of 64-bit float lanes needs compares x86-64 lacks before SSE4.2: the
+/// per-element sequence ([`element_from`], [`float_result`]) serves those.
+pub(crate) fn vector_recipes_serve(
+    rules: crate::rules::Rules,
+    dst: crate::types::ScalarType,
+) -> bool {
+    !matches!(rules.nan, crate::rules::NanToInteger::HighBit)
+        && (rules.float_result == crate::rules::FloatResult::Rounded || dst.bits() <= 32)
 }
 
-/// A `float` operand or result (F32) with a subnormal flushed to the zero of its sign (PTX
-/// `.ftz`): a zero exponent field keeps only the sign bit.
+/// A constant of the integer type or integer vector type `ty`, every lane `bits`.
+fn constant(b: &mut FunctionBuilder, ty: Type, bits: u64) -> Value {
+    if ty.is_vector() {
+        splat_bits(b, ty, bits)
+    } else {
+        int_const(b, ty, bits as i128)
+    }
+}
+
+/// `a` where `cond` holds, else `c`: `select` on scalars, `bitselect` on the all-ones-or-zero
+/// lanes of a vector compare.
+fn choose(b: &mut FunctionBuilder, cond: Value, a: Value, c: Value) -> Value {
+    if b.func.dfg.value_type(a).is_vector() {
+        b.ins().bitselect(cond, a, c)
+    } else {
+        b.ins().select(cond, a, c)
+    }
+}
+
+/// The integer type (or integer vector type) with the lanes of `ty`.
+fn integer_of(ty: Type) -> Type {
+    let lane = Type::int(ty.lane_bits() as u16).expect("a lane width");
+    if ty.is_vector() {
+        lane.by(ty.lane_count()).expect("a vector of it")
+    } else {
+        lane
+    }
+}
+
+/// A `float` operand or result (F32, or F32X4 lanes) with each subnormal flushed to the zero
+/// of its sign (PTX `.ftz`): a zero exponent field keeps only the sign bit.
 pub(crate) fn flush_float_subnormal(b: &mut FunctionBuilder, x: Value) -> Value {
-    use cranelift_codegen::ir::{condcodes::IntCC, types};
-    let bits = bitcast_le(b, types::I32, x);
-    let exponent = b.ins().band_imm_u(bits, 0x7f80_0000);
-    let subnormal = b.ins().icmp_imm_u(IntCC::Equal, exponent, 0);
-    let sign = b.ins().band_imm_u(bits, 0x8000_0000);
-    let flushed = b.ins().select(subnormal, sign, bits);
-    bitcast_le(b, types::F32, flushed)
+    use cranelift_codegen::ir::condcodes::IntCC;
+    let ty = b.func.dfg.value_type(x);
+    let int_ty = integer_of(ty);
+    let bits = bitcast_le(b, int_ty, x);
+    let exponent_mask = constant(b, int_ty, 0x7f80_0000);
+    let exponent = b.ins().band(bits, exponent_mask);
+    let zero = constant(b, int_ty, 0);
+    let subnormal = b.ins().icmp(IntCC::Equal, exponent, zero);
+    let sign_mask = constant(b, int_ty, 0x8000_0000);
+    let sign = b.ins().band(bits, sign_mask);
+    let flushed = choose(b, subnormal, sign, bits);
+    bitcast_le(b, ty, flushed)
 }
 
-/// `y`, one result of a conversion into the float type `dst` (F32, F64, or the bits of a
-/// 16- or 8-bit float), under `result` ([`crate::rules::FloatResult`]), on its bits: NaN is a
-/// magnitude above the format's infinity (E4M3's largest finite value), a negative value
-/// (-0.0 included) has the sign bit set, and among the others the bits order as the values do.
+/// `y`, results of a conversion into the float type `dst` (F32, F64, or the bits of a 16- or
+/// 8-bit float; a scalar or a vector of them), under `result`
+/// ([`crate::rules::FloatResult`]), on its bits: NaN is a magnitude above the format's
+/// infinity (E4M3's largest finite value), a negative value (-0.0 included) has the sign bit
+/// set, and among the others the bits order as the values do.
 pub(crate) fn float_result(
     b: &mut FunctionBuilder,
     result: crate::rules::FloatResult,
@@ -99,9 +139,9 @@ pub(crate) fn float_result(
     if result == FloatResult::Rounded {
         return y;
     }
-    let width = dst.bits();
-    let int_ty = Type::int(width as u16).expect("a float's width");
     let ty = b.func.dfg.value_type(y);
+    let int_ty = integer_of(ty);
+    debug_assert_eq!(int_ty.lane_bits(), dst.bits());
     let bits = bitcast_le(b, int_ty, y);
     // (the magnitude above which the bits are NaN, the bits of 1.0)
     let (nan_above, one): (u64, u64) = match dst {
@@ -113,32 +153,71 @@ pub(crate) fn float_result(
         ScalarType::Fp8E4M3 => (0x7e, 0x38),
         _ => unreachable!("Rules::normalised keeps a float result only for a float destination"),
     };
-    let sign = 1u64 << (width - 1);
-    let magnitude = b.ins().band_imm_u(bits, (sign - 1) as i64);
+    let sign = 1u64 << (dst.bits() - 1);
+    let magnitude_mask = constant(b, int_ty, sign - 1);
+    let magnitude = b.ins().band(bits, magnitude_mask);
+    let nan_limit = constant(b, int_ty, nan_above);
     let is_nan = b
         .ins()
-        .icmp_imm_u(IntCC::UnsignedGreaterThan, magnitude, nan_above as i64);
-    let negative = b.ins().icmp_imm_u(IntCC::SignedLessThan, bits, 0);
-    let zero = int_const(b, int_ty, 0);
+        .icmp(IntCC::UnsignedGreaterThan, magnitude, nan_limit);
+    let zero = constant(b, int_ty, 0);
+    let negative = b.ins().icmp(IntCC::SignedLessThan, bits, zero);
     let out = match result {
         FloatResult::UnitInterval => {
-            let one = int_const(b, int_ty, one as i128);
+            let one = constant(b, int_ty, one);
             let clamped = b.ins().umin(bits, one);
             let off = b.ins().bor(is_nan, negative);
-            b.ins().select(off, zero, clamped)
+            choose(b, off, zero, clamped)
         }
         _ => {
-            let canonical = int_const(b, int_ty, (sign - 1) as i128);
-            let kept = b.ins().select(negative, zero, bits);
-            b.ins().select(is_nan, canonical, kept)
+            let canonical = constant(b, int_ty, sign - 1);
+            let kept = choose(b, negative, zero, bits);
+            choose(b, is_nan, canonical, kept)
         }
     };
     bitcast_le(b, ty, out)
 }
 
+/// `inputs`, one block of `spec`'s source vectors, as the recipe is to take them under
+/// `spec`'s rules: `float` lanes with subnormals flushed where the rules flush them.
+pub(crate) fn block_inputs(
+    b: &mut FunctionBuilder,
+    spec: &BlockSpec,
+    inputs: &[Value],
+) -> Vec<Value> {
+    if spec.rules.flush_float_subnormals && spec.src == crate::types::ScalarType::Float {
+        inputs
+            .iter()
+            .map(|&x| flush_float_subnormal(b, x))
+            .collect()
+    } else {
+        inputs.to_vec()
+    }
+}
+
 /// `outputs`, one block of `spec`'s destination vectors as a recipe gave them, under `spec`'s
 /// rules; vectors of the destination's lanes.
 pub(crate) fn block(b: &mut FunctionBuilder, spec: &BlockSpec, outputs: Vec<Value>) -> Vec<Value> {
+    let outputs = integer_block(b, spec, outputs);
+    if !spec.rules.changes_floats() {
+        return outputs;
+    }
+    let flush = spec.rules.flush_float_subnormals && spec.dst == crate::types::ScalarType::Float;
+    outputs
+        .into_iter()
+        .map(|v| {
+            let v = if flush {
+                flush_float_subnormal(b, v)
+            } else {
+                v
+            };
+            float_result(b, spec.rules.float_result, spec.dst, v)
+        })
+        .collect()
+}
+
+/// [`block`]'s clamp of integer results to bounds narrower than the destination's.
+fn integer_block(b: &mut FunctionBuilder, spec: &BlockSpec, outputs: Vec<Value>) -> Vec<Value> {
     let (lo, hi) = moved_bounds(spec);
     if lo.is_none() && hi.is_none() {
         return outputs;

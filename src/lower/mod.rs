@@ -610,7 +610,9 @@ impl Lowering {
     /// The vector recipe the ISA's table picks for `conv`, if any.
     fn vector_recipe(&self, conv: &Conversion) -> Option<recipes::EmitBlock> {
         let target = self.target.as_ref()?;
-        if conv.src().elem == conv.dst().elem || !edges::vector_recipes_serve(conv.rules()) {
+        if conv.src().elem == conv.dst().elem
+            || !edges::vector_recipes_serve(conv.rules(), conv.dst().elem)
+        {
             return None;
         }
         let row = target
@@ -642,7 +644,8 @@ impl Lowering {
         }
         let mut out = Vec::new();
         for block in padded.chunks(k_in) {
-            let outputs = emit(b, &spec, block);
+            let block = edges::block_inputs(b, &spec, block);
+            let outputs = emit(b, &spec, &block);
             for v in edges::block(b, &spec, outputs) {
                 out.push(bitcast_le(b, dst_vec, v));
             }
