@@ -14,6 +14,7 @@
 
 use super::block::BlockSpec;
 use super::lanes::{splat_bits, vector_of};
+use super::small_float::SmallFloat;
 use super::values::{bitcast_le, element_type, int_const};
 use cranelift_codegen::ir::{InstBuilder, Type, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -144,13 +145,12 @@ pub(crate) fn float_result(
     debug_assert_eq!(int_ty.lane_bits(), dst.bits());
     let bits = bitcast_le(b, int_ty, y);
     // (the magnitude above which the bits are NaN, the bits of 1.0)
-    let (nan_above, one): (u64, u64) = match dst {
-        ScalarType::Half => (0x7c00, 0x3c00),
-        ScalarType::BFloat => (0x7f80, 0x3f80),
-        ScalarType::Float => (0x7f80_0000, 0x3f80_0000),
-        ScalarType::Double => (0x7ff0_0000_0000_0000, 0x3ff0_0000_0000_0000),
-        ScalarType::Fp8E5M2 => (0x7c, 0x3c),
-        ScalarType::Fp8E4M3 => (0x7e, 0x38),
+    let (nan_above, one): (u64, u64) = match (SmallFloat::of(dst), dst) {
+        // Past infinity; E4M3, which has none, past its largest finite value.
+        (Some(f), _) if f.nan_only => (f.max_finite().into(), u64::from(f.bias << f.fraction)),
+        (Some(f), _) => (f.first_beyond().into(), u64::from(f.bias << f.fraction)),
+        (None, ScalarType::Float) => (0x7f80_0000, 0x3f80_0000),
+        (None, ScalarType::Double) => (0x7ff0_0000_0000_0000, 0x3ff0_0000_0000_0000),
         _ => unreachable!("Rules::normalised keeps a float result only for a float destination"),
     };
     let sign = 1u64 << (dst.bits() - 1);
