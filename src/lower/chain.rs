@@ -96,19 +96,18 @@ fn reinterpret_components(
             })
             .collect()
     } else {
-        bits.iter()
-            .flat_map(|&x| (0..s / d).map(move |j| (x, j)))
-            .collect::<Vec<_>>()
-            .into_iter()
-            .map(|(x, j)| {
+        let mut pieces = Vec::with_capacity(bits.len() * (s / d));
+        for &x in &bits {
+            for j in 0..s / d {
                 let down = if j == 0 {
                     x
                 } else {
                     b.ins().ushr_imm_u(x, (j * d * 8) as i64)
                 };
-                b.ins().ireduce(int(d), down)
-            })
-            .collect()
+                pieces.push(b.ins().ireduce(int(d), down));
+            }
+        }
+        pieces
     };
     grouped
         .into_iter()
