@@ -217,25 +217,41 @@ pub(super) fn spellings() -> Vec<String> {
                     out.push(format!("cvt.sat.{d}.{a}"));
                 }
             }
-            // The float rules: `.sat` into .f16, .f32, .f64; `.ftz` where an .f32 is.
+            // The float rules in every rounding: `.sat` into .f16, .f32, .f64; `.ftz` where an
+            // .f32 is, alone and (into a float) with `.sat`.
+            let (float_modes, int_modes) = (["rn", "rz", "rm", "rp"], ["rni", "rzi", "rmi", "rpi"]);
             if matches!(d, "f16" | "f32" | "f64") {
-                out.push(format!("cvt.rn.sat.{d}.{a}"));
+                for m in float_modes {
+                    out.push(format!("cvt.{m}.sat.{d}.{a}"));
+                }
             }
             if (d == "f32" || a == "f32") && (dt.is_float() || at.is_float()) {
-                let m = if dt.is_float() { "rn" } else { "rpi" };
-                out.push(format!("cvt.{m}.ftz.{d}.{a}"));
+                let modes = if dt.is_float() {
+                    float_modes
+                } else {
+                    int_modes
+                };
+                for m in modes {
+                    out.push(format!("cvt.{m}.ftz.{d}.{a}"));
+                    if matches!(d, "f16" | "f32" | "f64") {
+                        out.push(format!("cvt.{m}.ftz.sat.{d}.{a}"));
+                    }
+                }
             }
         }
     }
+    // `.relu` and `.satfinite` into .f16 and .bf16 take .rn and .rz only.
     for d in ["f16", "bf16"] {
         for m in ["rn", "rz"] {
             out.push(format!("cvt.{m}.relu.{d}.f32"));
+            if d == "bf16" {
+                out.push(format!("cvt.{m}.satfinite.{d}.f32"));
+                out.push(format!("cvt.{m}.satfinite.relu.{d}.f32"));
+            }
         }
     }
     out.push("cvt.sat.f32.f32".into());
     out.push("cvt.ftz.sat.f32.f32".into());
-    out.push("cvt.rn.satfinite.bf16.f32".into());
-    out.push("cvt.rn.satfinite.relu.bf16.f32".into());
     out
 }
 

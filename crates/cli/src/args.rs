@@ -46,12 +46,12 @@ usage:
       x86_64-avx2, x86_64-avx512, aarch64, riscv64, riscv64-v, s390x.
   clconv check [FILTER] [--inputs N] [--seed S] [--flags FLAGS] [--tier optimised|quick|both]
       Differential check of every request whose name contains FILTER (default: the whole matrix,
-      half included) against the reference, on both JIT tiers unless --tier picks one. Ends
-      with the line `N passed, N failed`.
+      half included, and the languages' requests beyond it: chains, PTX's float rules) against
+      the reference, on both JIT tiers unless --tier picks one. Ends with `N passed, N failed`.
   clconv check --exhaustive [FILTER] [--ledger FILE] [--state FILE] [--inputs N] [--reference-all]
                [--seed S] [--flags FLAGS] [--tier optimised|quick]
-      Every input (2^32 for float, int and uint) of every conversion from a source of at most 32
-      bits whose name contains FILTER (with `*`, matches it whole: 'convert_int*_rte(float*)'),
+      Every input (2^32 for float, int and uint) of every conversion (PTX's float rules
+      included; not chains) from a source of at most 32 bits whose name contains FILTER (with `*`, matches it whole: 'convert_int*_rte(float*)'),
       through the JIT, against an independent fast path and the reference (see VERIFICATION.md);
       all cores, progress and time left on stderr, one line per finished run. --ledger FILE
       skips the runs whose exact machine code FILE proves and appends a line per kernel swept;
@@ -149,11 +149,13 @@ pub enum Command {
     /// Check conversions against the reference; every input of them with --exhaustive.
     ///
     /// `check`: differential check of every request whose name contains FILTER (default: the
-    /// whole matrix, half included) against the reference, on both JIT tiers unless --tier
-    /// picks one. Ends with the line `N passed, N failed`.
+    /// whole matrix, half included, and the languages' requests beyond it: chains, PTX's float
+    /// rules) against the reference, on both JIT tiers unless --tier picks one. Ends with the
+    /// line `N passed, N failed`.
     ///
     /// `check --exhaustive`: every input (2^32 for float, int and uint) of every conversion
-    /// from a source of at most 32 bits whose name contains FILTER (with `*`, matches it
+    /// (PTX's float rules included; not chains) from a source of at most 32 bits whose name
+    /// contains FILTER (with `*`, matches it
     /// whole: 'convert_int*_rte(float*)'), through the JIT, against an independent fast path
     /// and the reference (see VERIFICATION.md); all cores, progress and time left on stderr,
     /// one line per finished run, then the summary.

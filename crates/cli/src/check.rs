@@ -59,6 +59,7 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Usage> {
         Some(_) => vec![Request::parse(filter, ext).map_err(|e| Usage(e.to_string()))?],
         None => Request::all(ext)
             .into_iter()
+            .chain(clconv::languages::beyond_the_matrix())
             .filter(|r| r.to_string().contains(filter) || r.mangled().contains(filter))
             .collect(),
     };

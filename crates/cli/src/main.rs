@@ -145,7 +145,11 @@ fn list(args: &args::ListArgs) -> Result<ExitCode, Usage> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    for r in Request::all(args.fp16.ext()) {
+    let ext = args.fp16.ext();
+    let beyond = clconv::languages::beyond_the_matrix()
+        .into_iter()
+        .filter(|r| ext.fp16 || !r.uses_half());
+    for r in Request::all(ext).into_iter().chain(beyond) {
         let name = r.to_string();
         if name.contains(filter) {
             out!("{name}\t{}", r.mangled());

@@ -75,7 +75,7 @@ use crate::check::{self, Rng};
 use clconv::jit::{Jit, JitError, Kernel, Threads, Tier, Tiering, X64Flags};
 use clconv::reference::ElementConverter;
 use clconv::request::{Conversion, Request};
-use clconv::rules::{NanToInteger, OutOfRange};
+use clconv::rules::{FloatResult, NanToInteger, OutOfRange};
 use clconv::types::{Extensions, Layout, Rounding, ScalarType, Width};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -146,6 +146,12 @@ pub struct FastConverter {
     bounds: (i128, i128),
     /// float → integer: what NaN gives (0, or PTX's top bit alone).
     nan: u64,
+    /// PTX `.ftz` on a `float` source: its subnormals are read as the zero of their sign.
+    flush_src: bool,
+    /// PTX `.ftz` into `float`: a subnormal result is written as the zero of its sign.
+    flush_dst: bool,
+    /// PTX's clamps of a float result (`.sat`, `.relu`), applied last.
+    result: FloatResult,
 }
 
 /// A source element's exact value.
@@ -228,6 +234,22 @@ impl FastConverter {
             NanToInteger::HighBit if dst.is_integer() => 1u64 << (dst.bits() - 1),
             _ => 0,
         };
+        // PTX's float rules by this file's reading of the ISA's `cvt` words: `.ftz` flushes
+        // "single-precision subnormal inputs and results"; `.sat` and `.relu` clamp the result.
+        let rules = conv.rules();
+        let (flush_src, flush_dst, result) = if dst.is_float() {
+            (
+                rules.flush_float_subnormals && src == ScalarType::Float,
+                rules.flush_float_subnormals && dst == ScalarType::Float,
+                rules.float_result,
+            )
+        } else {
+            (
+                rules.flush_float_subnormals && src == ScalarType::Float,
+                false,
+                FloatResult::Rounded,
+            )
+        };
         FastConverter {
             src,
             dst,
@@ -235,6 +257,9 @@ impl FastConverter {
             rounding,
             bounds,
             nan,
+            flush_src,
+            flush_dst,
+            result,
         }
     }
 
@@ -284,9 +309,12 @@ impl FastConverter {
     /// ```
     #[inline(always)]
     pub fn convert(&self, bits: u64) -> u64 {
-        let bits = bits & mask(self.src.bits());
+        let mut bits = bits & mask(self.src.bits());
+        if self.flush_src {
+            bits = flush_float_subnormal(bits);
+        }
         if self.src == self.dst {
-            return bits;
+            return self.finish(bits);
         }
         let value = decode(self.src, bits);
         match float_format(self.dst) {
@@ -297,7 +325,7 @@ impl FastConverter {
                     nan_only: nan_only(self.dst),
                     saturate: self.saturate,
                 };
-                to_float(value, fmt, self.rounding)
+                self.finish(to_float(value, fmt, self.rounding))
             }
             None if matches!(value, Value::Nan { .. }) && self.src.is_float() => self.nan,
             None => to_int(
@@ -308,6 +336,56 @@ impl FastConverter {
                 self.rounding,
             ),
         }
+    }
+}
+
+impl FastConverter {
+    /// A float result after PTX's rules: `.ftz`'s flush, then `.sat`'s [0.0, 1.0] ("NaN
+    /// results are flushed to positive zero"; -0.0 gives +0.0, clconv's reading) or `.relu`'s
+    /// ("clamps the result to 0 if negative. NaN results are converted to canonical NaN": the
+    /// positive NaN with every fraction bit set, clconv's reading).
+    #[inline(always)]
+    fn finish(&self, bits: u64) -> u64 {
+        let bits = if self.flush_dst {
+            flush_float_subnormal(bits)
+        } else {
+            bits
+        };
+        if self.result == FloatResult::Rounded {
+            return bits;
+        }
+        let Some((m, e)) = float_format(self.dst) else {
+            return bits;
+        };
+        let sign = 1u64 << (m + e);
+        let magnitude = bits & (sign - 1);
+        let is_nan = magnitude > mask(e) << m; // IEEE-like formats only: PTX's clamps are on those
+        let negative = bits & sign != 0;
+        match self.result {
+            FloatResult::UnitInterval => {
+                let one = ((1u64 << (e - 1)) - 1) << m;
+                if is_nan || negative {
+                    0
+                } else if magnitude > one {
+                    one
+                } else {
+                    bits
+                }
+            }
+            FloatResult::Relu if is_nan => sign - 1,
+            FloatResult::Relu if negative => 0,
+            _ => bits,
+        }
+    }
+}
+
+/// A binary32 subnormal (exponent field 0, fraction not 0) as the zero of its sign.
+#[inline(always)]
+fn flush_float_subnormal(bits: u64) -> u64 {
+    if bits & 0x7f80_0000 == 0 {
+        bits & 0x8000_0000
+    } else {
+        bits
     }
 }
 
@@ -751,7 +829,7 @@ fn shown(filter: &str) -> String {
 fn plan_sources(filter: &str, wide: bool) -> (Vec<Group>, usize) {
     let mut groups: BTreeMap<FastConverter, Group> = BTreeMap::new();
     let mut other = 0;
-    for request in Request::all(Extensions::with_fp16()) {
+    for request in swept_requests() {
         let Request::Convert(conv) = request else {
             continue;
         };
@@ -780,6 +858,16 @@ fn plan_sources(filter: &str, wide: bool) -> (Vec<Group>, usize) {
         }
     }
     (groups.into_values().collect(), other)
+}
+
+/// The requests the sweeps take their conversions from: the matrix ([`Request::all`], half
+/// included) and the conversions under PTX's float rules ([`clconv::languages::beyond_the_matrix`];
+/// its chains are not swept: a chain's lanes move, and these runs feed every input through
+/// every lane).
+fn swept_requests() -> impl Iterator<Item = Request> {
+    Request::all(Extensions::with_fp16())
+        .into_iter()
+        .chain(clconv::languages::beyond_the_matrix())
 }
 
 /// Whether `name` matches `filter`: a substring, or with `*` (any characters) a glob that must
@@ -2246,7 +2334,7 @@ mod tests {
     fn fast_path_equals_the_reference() {
         let mut first: BTreeMap<FastConverter, (Conversion, Rounding)> = BTreeMap::new();
         let mut failures = Vec::new();
-        for request in Request::all(Extensions::with_fp16()) {
+        for request in swept_requests() {
             let Request::Convert(c) = request else {
                 continue;
             };
