@@ -47,6 +47,15 @@
 //! (the per-element lowering that also finishes every vector kernel's tail), so that lowering
 //! too sees every input.
 //!
+//! The languages' requests beyond the matrix ([`clconv::languages::beyond_the_matrix`]) are
+//! swept too. Conversions under PTX's float rules (`.sat` into a float, `.relu`, `.ftz`) are
+//! conversions like the others, with the rules in the fast path. Chains (WebAssembly's
+//! `f64x2.convert_low_i32x4_u`, GLSL's `packHalf2x16`, HLSL's `f16tof32`) move lanes: their
+//! [`ChainSlots`], worked out from the chain's steps, say which slot of a source vector each
+//! input goes into (the other slots hold junk the kernel must ignore) and which slot of the
+//! result holds its result (the other slots must be zero); a chain of two conversions is a
+//! group whose fast path and reference apply both.
+//!
 //! The conversions from 64-bit sources (`long`, `ulong`, `double`: 2^64 inputs) go through the
 //! same machinery on a fixed *seed budget* instead ([`Options::wide`], [`plan_wide`]):
 //! [`WIDE_INPUTS`] inputs per run from [`wide_inputs`], drawn around rounding decisions, the
@@ -72,6 +81,7 @@
 //! ```
 
 use crate::check::{self, Rng};
+use clconv::chain::{Chain, Step};
 use clconv::jit::{Jit, JitError, Kernel, Threads, Tier, Tiering, X64Flags};
 use clconv::reference::ElementConverter;
 use clconv::request::{Conversion, Request};
@@ -693,6 +703,9 @@ pub struct Group {
     pub converter: FastConverter,
     /// The element conversion of the group's first run (the reference evaluates it).
     pub conversion: Conversion,
+    /// A chain's second conversion, applied to the first one's bits (HLSL's
+    /// `convert_uint(as_ushort(convert_half_rtz(float)))`): its fast path and its conversion.
+    pub then: Option<(FastConverter, Conversion)>,
     /// The runs.
     pub runs: Vec<Run>,
 }
@@ -718,6 +731,17 @@ impl Group {
     /// ([`wide_inputs`]), not an enumeration.
     pub fn is_wide(&self) -> bool {
         self.converter.src.bits() == 64
+    }
+
+    /// The type of the group's results: the last conversion's destination.
+    fn dst(&self) -> ScalarType {
+        self.then.map_or(self.converter.dst, |(then, _)| then.dst)
+    }
+
+    /// The fast path's result for one input: the conversion, or a chain's two.
+    fn convert(&self, x: u64) -> u64 {
+        let y = self.converter.convert(x);
+        self.then.map_or(y, |(then, _)| then.convert(y))
     }
 }
 
@@ -827,30 +851,41 @@ fn shown(filter: &str) -> String {
 /// The groups of the matching conversions from 64-bit sources (`wide`) or from narrower ones,
 /// and how many matching conversions were of the other kind.
 fn plan_sources(filter: &str, wide: bool) -> (Vec<Group>, usize) {
-    let mut groups: BTreeMap<FastConverter, Group> = BTreeMap::new();
+    type Key = (FastConverter, Option<FastConverter>);
+    let mut groups: BTreeMap<Key, Group> = BTreeMap::new();
     let mut other = 0;
     for request in swept_requests() {
-        let Request::Convert(conv) = request else {
-            continue;
+        // The element conversions, one or (a chain's) two.
+        let conversions: Vec<Conversion> = match request {
+            Request::Convert(conv) => vec![conv.per_element()],
+            Request::Chain(chain) => match ChainSlots::new(&chain, Layout::Packed) {
+                Some(slots) => slots.conversions,
+                None => continue,
+            },
+            Request::Reinterpret(_) => continue,
         };
         if !matches(filter, &request.to_string()) && !matches(filter, &request.mangled()) {
             continue;
         }
-        if (conv.src().elem.bits() > 32) != wide {
+        if (conversions[0].src().elem.bits() > 32) != wide {
             other += 1;
             continue;
         }
-        let converter = FastConverter::new(&conv, Rounding::Rte);
-        let group = groups.entry(converter).or_insert_with(|| Group {
+        let fast = |c: &Conversion| FastConverter::new(c, Rounding::Rte);
+        let converter = fast(&conversions[0]);
+        let then = conversions.get(1).map(|c| (fast(c), *c));
+        let key = (converter, then.map(|(f, _)| f));
+        let group = groups.entry(key).or_insert_with(|| Group {
             converter,
-            conversion: conv.per_element(),
+            conversion: conversions[0],
+            then,
             runs: Vec::new(),
         });
         group.runs.push(Run {
             request,
             layout: Layout::Packed,
         });
-        if conv.src().width == Width::W3 {
+        if request.src().width == Width::W3 {
             group.runs.push(Run {
                 request,
                 layout: Layout::Aligned,
@@ -861,13 +896,150 @@ fn plan_sources(filter: &str, wide: bool) -> (Vec<Group>, usize) {
 }
 
 /// The requests the sweeps take their conversions from: the matrix ([`Request::all`], half
-/// included) and the conversions under PTX's float rules ([`clconv::languages::beyond_the_matrix`];
-/// its chains are not swept: a chain's lanes move, and these runs feed every input through
-/// every lane).
+/// included) and what the languages spell beyond it ([`clconv::languages::beyond_the_matrix`]:
+/// the conversions under PTX's float rules, and the chains, whose inputs go where
+/// [`ChainSlots`] says their kernels read them).
 fn swept_requests() -> impl Iterator<Item = Request> {
     Request::all(Extensions::with_fp16())
         .into_iter()
         .chain(clconv::languages::beyond_the_matrix())
+}
+
+/// Where a chain's kernel reads each input and writes each result, worked out from the
+/// chain's steps alone (not from its lowering): each lane is followed through the lane moves,
+/// reinterpretations and conversions, in units ("slots") of the element function's source and
+/// result. `convert_double2_rte(uint4.lo)` reads source slots 0 and 1 of each `uint4` (2 and 3
+/// are junk the kernel must ignore) and writes result slots 0 and 1; `(float4)(convert_float2_rte
+/// (double2), 0, 0)` writes zeros into slots 2 and 3; `convert_float2(as_half2(uint))` reads the
+/// two halves of each `uint` as its source slots.
+///
+/// ```
+/// use clconv::{chain::Chain, Extensions, Layout, Request};
+/// use clconv_verify::exhaustive::ChainSlots;
+/// let Request::Chain(chain) = Request::parse("convert_long2(int4.hi)", Extensions::default()).unwrap()
+/// else {
+///     unreachable!()
+/// };
+/// let slots = ChainSlots::new(&chain, Layout::Packed).unwrap();
+/// assert_eq!(slots.src_slots, 4);
+/// assert_eq!(slots.from, [Some(2), Some(3)]);
+/// assert_eq!(slots.conversions[0].to_string(), "convert_long(int)");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChainSlots {
+    /// The element conversions, in order (one or two; a reinterpretation between them keeps
+    /// the bits).
+    pub conversions: Vec<Conversion>,
+    /// Source slots per source vector, as the layout stores it (the aligned layout's padding
+    /// lane included).
+    pub src_slots: usize,
+    /// For each result slot of a result vector: the source slot it converts, or `None` for a
+    /// slot that must be zero (a lane filled with zeros, the aligned layout's padding).
+    pub from: Vec<Option<usize>>,
+    /// The source slots read, ascending: input `k` of a chunk goes into vector
+    /// `k / used.len()`, slot `used[k % used.len()]`.
+    pub used: Vec<usize>,
+    /// For each entry of `used`, the result slot it converts into.
+    pub to: Vec<usize>,
+}
+
+impl ChainSlots {
+    /// The slots of `chain`'s kernel in `layout`, or `None` when its lanes are not one
+    /// element function's inputs and results (a conversion of lanes a reinterpretation merged,
+    /// or more than two conversions): no chain the languages spell today.
+    pub fn new(chain: &Chain, layout: Layout) -> Option<ChainSlots> {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Lane {
+            Source(usize),
+            Zero,
+        }
+        let (src, dst) = (chain.src(), chain.dst());
+        // Bytes per lane as followed so far, and per source slot.
+        let mut size = src.elem.bytes();
+        let mut slot_size = size;
+        let mut lanes: Vec<Lane> = (0..src.lanes()).map(Lane::Source).collect();
+        let mut conversions = Vec::new();
+        for step in chain.steps() {
+            match step {
+                Step::Convert(c) => {
+                    if c.src().elem.bytes() != size {
+                        return None;
+                    }
+                    size = c.dst().elem.bytes();
+                    conversions.push(c.per_element());
+                }
+                Step::Reinterpret(r) => {
+                    let to = r.dst().elem.bytes();
+                    if to < size {
+                        // Narrower lanes: before any conversion, the source slots split.
+                        if !conversions.is_empty() {
+                            return None;
+                        }
+                        let k = size / to;
+                        lanes = lanes
+                            .iter()
+                            .flat_map(|&l| {
+                                (0..k).map(move |t| match l {
+                                    Lane::Source(i) => Lane::Source(i * k + t),
+                                    Lane::Zero => Lane::Zero,
+                                })
+                            })
+                            .collect();
+                        size = to;
+                        slot_size = to;
+                    }
+                    // Wider lanes hold several followed ones side by side: nothing moves.
+                }
+                Step::Lanes(m) => {
+                    let k = m.src().elem.bytes() / size;
+                    let mut moved = Vec::new();
+                    for i in 0..m.dst().lanes() {
+                        if i < m.taken() {
+                            moved.extend_from_slice(&lanes[(m.first() + i) * k..][..k]);
+                        } else {
+                            moved.extend(std::iter::repeat_n(Lane::Zero, k));
+                        }
+                    }
+                    lanes = moved;
+                }
+            }
+        }
+        if conversions.is_empty() || conversions.len() > 2 {
+            return None;
+        }
+        // The aligned layout stores 3-component vectors in 4 lanes: one more lane of junk in
+        // the source, of zeros in the result.
+        let stored = |v: clconv::VectorType| match layout {
+            Layout::Aligned => v.byte_size(),
+            Layout::Packed => v.lanes() * v.elem.bytes(),
+        };
+        let src_slots = stored(src) / slot_size;
+        let mut from: Vec<Option<usize>> = lanes
+            .iter()
+            .map(|l| match l {
+                Lane::Source(i) => Some(*i),
+                Lane::Zero => None,
+            })
+            .collect();
+        from.resize(stored(dst) / size, None);
+        let mut used: Vec<usize> = from.iter().flatten().copied().collect();
+        used.sort_unstable();
+        used.dedup();
+        if used.len() != from.iter().flatten().count() {
+            return None; // a source slot converted twice
+        }
+        let to = used
+            .iter()
+            .map(|&i| from.iter().position(|&f| f == Some(i)).expect("used"))
+            .collect();
+        Some(ChainSlots {
+            conversions,
+            src_slots,
+            from,
+            used,
+            to,
+        })
+    }
 }
 
 /// Whether `name` matches `filter`: a substring, or with `*` (any characters) a glob that must
@@ -1515,11 +1687,23 @@ fn run_group(
     } else {
         CHUNK
     };
+    // A chain's slots; `None` for a conversion, whose vectors hold its inputs in order.
+    let slots: Vec<Option<ChainSlots>> = runs
+        .iter()
+        .map(|r| match &r.request {
+            Request::Chain(chain) => ChainSlots::new(chain, r.layout),
+            _ => None,
+        })
+        .collect();
     let shared = Shared {
         group,
         runs,
         kernels: &kernels,
+        slots: &slots,
         reference: ElementConverter::new(&group.conversion, Rounding::Rte),
+        reference_then: group
+            .then
+            .map(|(_, c)| ElementConverter::new(&c, Rounding::Rte)),
         inputs,
         chunk,
         chunks: inputs.div_ceil(chunk as u64) as usize,
@@ -1570,7 +1754,11 @@ struct Shared<'a> {
     group: &'a Group,
     runs: &'a [Run],
     kernels: &'a [Result<Kernel, String>],
+    /// Per run: a chain's slots ([`ChainSlots`]), or `None`.
+    slots: &'a [Option<ChainSlots>],
     reference: ElementConverter,
+    /// A chain's second conversion.
+    reference_then: Option<ElementConverter>,
     inputs: u64,
     /// Inputs per chunk: [`CHUNK`], or a seed's [`WIDE_SEED_INPUTS`].
     chunk: usize,
@@ -1581,6 +1769,17 @@ struct Shared<'a> {
     group_index: u64,
     fast_path_errors: AtomicU64,
     progress: &'a Progress<'a>,
+}
+
+impl Shared<'_> {
+    /// The reference's result for one input: the conversion, or a chain's two.
+    fn reference(&self, x: u64) -> u64 {
+        let y = self.reference.convert(x).bits;
+        match &self.reference_then {
+            Some(then) => then.convert(y).bits,
+            None => y,
+        }
+    }
 }
 
 /// One thread's buffers.
@@ -1596,6 +1795,8 @@ struct Worker<'a> {
     /// expected bytes (three results and a zero).
     src_aligned: Vec<u8>,
     expected_aligned: Vec<u8>,
+    /// Per run, a chain's source and expected bytes, laid out as its [`ChainSlots`] say.
+    mapped: Vec<(Vec<u8>, Vec<u8>)>,
     /// The kernel's destination, then the guard bytes.
     got: Vec<u8>,
     /// Sampled chunk positions and the reference's bits there.
@@ -1606,9 +1807,32 @@ struct Worker<'a> {
 impl<'a> Worker<'a> {
     fn new(shared: &'a Shared<'a>) -> Worker<'a> {
         let sb = shared.group.converter.src.bytes();
-        let db = shared.group.converter.dst.bytes();
+        let db = shared.group.dst().bytes();
         let n = shared.chunk.min(shared.inputs as usize) + PAD;
         let aligned_vectors = n.div_ceil(3);
+        // A chain's vectors hold fewer inputs, and more bytes, than the packed buffers.
+        let mapped: Vec<(Vec<u8>, Vec<u8>)> = shared
+            .slots
+            .iter()
+            .map(|slots| match slots {
+                Some(c) => {
+                    let vectors = n.div_ceil(c.used.len());
+                    (
+                        vec![0; vectors * c.src_slots * sb],
+                        vec![0; vectors * c.from.len() * db],
+                    )
+                }
+                None => (Vec::new(), Vec::new()),
+            })
+            .collect();
+        let got = mapped
+            .iter()
+            .map(|(_, e)| e.len())
+            .max()
+            .unwrap_or(0)
+            .max(n * db)
+            .max(aligned_vectors * 4 * db)
+            + GUARD;
         Worker {
             shared,
             sb,
@@ -1617,7 +1841,8 @@ impl<'a> Worker<'a> {
             expected: vec![0; n * db],
             src_aligned: vec![0; aligned_vectors * 4 * sb],
             expected_aligned: vec![0; aligned_vectors * 4 * db],
-            got: vec![0; (n * db).max(aligned_vectors * 4 * db) + GUARD],
+            mapped,
+            got: vec![0; got],
             sample: Vec::new(),
             stats: (0..shared.runs.len()).map(|_| Stats::default()).collect(),
         }
@@ -1650,7 +1875,23 @@ impl<'a> Worker<'a> {
                 s.copy_from_slice(&x.to_le_bytes());
             }
         }
-        fill(&mut self.src, &mut self.expected, start, n, &fast);
+        match shared.group.then {
+            None => fill(&mut self.src, &mut self.expected, start, n, &fast),
+            // A chain's two conversions: the plain loop (few runs; 3-5x slower than `fill`).
+            Some(_) => {
+                for i in 0..n {
+                    let x = if shared.group.is_wide() {
+                        get(&self.src, i, sb)
+                    } else {
+                        let x = start + i as u64;
+                        self.src[i * sb..(i + 1) * sb].copy_from_slice(&x.to_le_bytes()[..sb]);
+                        x
+                    };
+                    let y = shared.group.convert(x);
+                    self.expected[i * db..(i + 1) * db].copy_from_slice(&y.to_le_bytes()[..db]);
+                }
+            }
+        }
         for i in n..n + PAD {
             let j = (i - n) % n;
             self.src.copy_within(j * sb..(j + 1) * sb, i * sb);
@@ -1710,7 +1951,7 @@ impl<'a> Worker<'a> {
         let mut wrong = 0;
         for (i, bits) in self.sample.iter_mut() {
             let x = get(&self.src, *i, self.sb);
-            *bits = shared.reference.convert(x).bits;
+            *bits = shared.reference(x);
             if *bits != get(&self.expected, *i, self.db) {
                 wrong += 1;
             }
@@ -1727,10 +1968,20 @@ impl<'a> Worker<'a> {
             return; // reported as the run's error
         };
         let (sb, db) = (self.sb, self.db);
+        let chain = shared.slots[r].as_ref();
+        if let Some(c) = chain {
+            self.build_chain(r, c, n);
+        }
         let aligned = run.layout == Layout::Aligned;
         let lanes = run.request.src().lanes();
         let vectors = n.div_ceil(lanes);
-        let (src, want): (&[u8], &[u8]) = if aligned {
+        let (src, want): (&[u8], &[u8]) = if let Some(c) = chain {
+            let vectors = n.div_ceil(c.used.len());
+            (
+                &self.mapped[r].0[..vectors * c.src_slots * sb],
+                &self.mapped[r].1[..vectors * c.from.len() * db],
+            )
+        } else if aligned {
             (
                 &self.src_aligned[..vectors * 4 * sb],
                 &self.expected_aligned[..vectors * 4 * db],
@@ -1765,13 +2016,44 @@ impl<'a> Worker<'a> {
         let got = &self.got[..len];
         // Where the kernel and the fast path differ, the reference decides.
         if got != want {
-            let stride = if aligned { 4 } else { 1 };
+            let stride = match chain {
+                Some(c) => c.from.len(),
+                None if aligned => 4,
+                None => 1,
+            };
             for slot in 0..len / db {
                 let g = get(got, slot, db);
                 if g == get(want, slot, db) {
                     continue;
                 }
                 let (vector, k) = (slot / stride, slot % stride);
+                if let Some(c) = chain {
+                    // A zero slot written, or a converted one wrong.
+                    let Some(i) = c.from[k] else {
+                        stats.wrong(Example {
+                            input: 0,
+                            expected: 0,
+                            got: g,
+                            padding: true,
+                        });
+                        continue;
+                    };
+                    let rank = c.used.binary_search(&i).expect("a used slot");
+                    let input = get(&self.src, vector * c.used.len() + rank, sb);
+                    stats.reference_checked += 1;
+                    let expected = shared.reference(input);
+                    if g == expected {
+                        stats.corrections += 1;
+                    } else {
+                        stats.wrong(Example {
+                            input,
+                            expected,
+                            got: g,
+                            padding: false,
+                        });
+                    }
+                    continue;
+                }
                 if aligned && k == 3 {
                     stats.wrong(Example {
                         input: get(&self.src, 3 * vector, sb),
@@ -1783,7 +2065,7 @@ impl<'a> Worker<'a> {
                 }
                 let input = get(&self.src, vector * if aligned { 3 } else { 1 } + k, sb);
                 stats.reference_checked += 1;
-                let expected = shared.reference.convert(input).bits;
+                let expected = shared.reference(input);
                 if g == expected {
                     stats.corrections += 1;
                 } else {
@@ -1799,7 +2081,11 @@ impl<'a> Worker<'a> {
         // The sample: the kernel against the reference itself (where it agreed with the fast
         // path; the other elements were settled above).
         for &(i, reference) in &self.sample {
-            let slot = if aligned { i / 3 * 4 + i % 3 } else { i };
+            let slot = match chain {
+                Some(c) => i / c.used.len() * c.from.len() + c.to[i % c.used.len()],
+                None if aligned => i / 3 * 4 + i % 3,
+                None => i,
+            };
             let g = get(got, slot, db);
             if g != get(want, slot, db) {
                 continue;
@@ -1812,6 +2098,33 @@ impl<'a> Worker<'a> {
                     got: g,
                     padding: false,
                 });
+            }
+        }
+    }
+}
+
+impl Worker<'_> {
+    /// Run `r`'s (a chain's) source and expected bytes for the chunk's first `n` inputs (and
+    /// padding copies to fill the last vector): each input in its source slot, junk the kernel
+    /// must ignore in the others; each result in its result slot, zeros in the others.
+    fn build_chain(&mut self, r: usize, c: &ChainSlots, n: usize) {
+        let (sb, db) = (self.sb, self.db);
+        let (src, want) = &mut self.mapped[r];
+        let per = c.used.len();
+        for v in 0..n.div_ceil(per) {
+            for slot in 0..c.src_slots {
+                let at = v * c.src_slots + slot;
+                let junk = (0x5a5a_5a5a_5a5a_5a5a
+                    ^ (at as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                .to_le_bytes();
+                src[at * sb..][..sb].copy_from_slice(&junk[..sb]);
+            }
+            want[v * c.from.len() * db..][..c.from.len() * db].fill(0);
+            for (rank, (&i, &j)) in c.used.iter().zip(&c.to).enumerate() {
+                let k = v * per + rank; // below n + PAD: at most 16 slots are used
+                src[(v * c.src_slots + i) * sb..][..sb].copy_from_slice(&self.src[k * sb..][..sb]);
+                want[(v * c.from.len() + j) * db..][..db]
+                    .copy_from_slice(&self.expected[k * db..][..db]);
             }
         }
     }
@@ -2402,8 +2715,105 @@ mod tests {
         Group {
             converter: FastConverter::new(&conversion, Rounding::Rte),
             conversion,
+            then: None,
             runs: group.runs.clone(),
         }
+    }
+
+    fn chain(name: &str) -> Chain {
+        match Request::parse(name, Extensions::with_fp16()).unwrap() {
+            Request::Chain(c) => c,
+            other => panic!("{other} is not a chain"),
+        }
+    }
+
+    /// Every chain the languages spell is swept: its slots are known, in both layouts.
+    #[test]
+    fn every_chain_has_slots() {
+        let chains = clconv::languages::chains();
+        assert!(chains.len() > 20);
+        for request in chains {
+            let Request::Chain(c) = request else {
+                unreachable!()
+            };
+            assert!(ChainSlots::new(&c, Layout::Packed).is_some(), "{c}");
+            assert!(ChainSlots::new(&c, Layout::Aligned).is_some(), "{c}");
+        }
+    }
+
+    /// The slots, by hand from OpenCL C's meaning of each chain.
+    #[test]
+    fn chain_slots_follow_the_lanes() {
+        let slots = |name: &str, layout| ChainSlots::new(&chain(name), layout).unwrap();
+        // Zeros after the two converted lanes.
+        let s = slots(
+            "(float4)(convert_float2_rte(double2), 0, 0)",
+            Layout::Packed,
+        );
+        assert_eq!(
+            (s.src_slots, s.from.as_slice()),
+            (2, &[Some(0), Some(1), None, None][..])
+        );
+        assert_eq!(s.conversions.len(), 1);
+        // A uint's two halves are the source slots.
+        let s = slots("convert_float2(as_half2(uint))", Layout::Packed);
+        assert_eq!(
+            (s.src_slots, s.from.as_slice()),
+            (2, &[Some(0), Some(1)][..])
+        );
+        assert_eq!(s.conversions[0].to_string(), "convert_float(half)");
+        // Two halves make the uint.
+        let s = slots("as_uint(convert_half2_rte(float2))", Layout::Packed);
+        assert_eq!(
+            (s.src_slots, s.from.as_slice()),
+            (2, &[Some(0), Some(1)][..])
+        );
+        // The upper half of a char16, and two conversions with the aligned layout's padding.
+        let s = slots("convert_short8(char16.hi)", Layout::Packed);
+        assert_eq!(s.src_slots, 16);
+        assert_eq!(s.from, (8..16).map(Some).collect::<Vec<_>>());
+        assert_eq!(s.used, (8..16).collect::<Vec<_>>());
+        assert_eq!(s.to, (0..8).collect::<Vec<_>>());
+        let s = slots(
+            "convert_uint3(as_ushort3(convert_half3_rtz(float3)))",
+            Layout::Aligned,
+        );
+        assert_eq!(
+            (s.src_slots, s.from.as_slice()),
+            (4, &[Some(0), Some(1), Some(2), None][..])
+        );
+        let names: Vec<String> = s.conversions.iter().map(|c| c.to_string()).collect();
+        assert_eq!(names, ["convert_half_rtz(float)", "convert_uint(ushort)"]);
+        let s = slots(
+            "convert_uint3(as_ushort3(convert_half3_rtz(float3)))",
+            Layout::Packed,
+        );
+        assert_eq!((s.src_slots, s.from.len()), (3, 3));
+    }
+
+    /// A chain's kernel is compared slot by slot: against another element function (toward
+    /// zero where it rounds to nearest) its results are mismatches, in the converted slots.
+    #[test]
+    fn a_wrong_chain_is_a_mismatch() {
+        let group = &plan("convert_double2_rte(float4.lo)").unwrap()[0];
+        assert!(group
+            .runs
+            .iter()
+            .all(|r| matches!(r.request, Request::Chain(_))));
+        // Another function with results of the same width: float -> long toward zero.
+        let out = run_on(&against(group, "convert_long_sat_rtz(float)"), 1 << 20);
+        for run in &out.runs {
+            assert!(run.mismatches > 0, "{run:?}");
+            assert!(run.examples.iter().all(|e| !e.padding), "{run:?}");
+        }
+        // A chain that fills lanes with zeros: right, it passes; wrong, it fails.
+        let group = &plan("(float4)(convert_float2_rte(double2), 0, 0)");
+        assert!(group.is_err(), "a double source is on the seed budget");
+        let group = &plan_wide("(float4)(convert_float2_rte(double2), 0, 0)").unwrap()[0];
+        let out = run_on(group, 1 << 16);
+        assert_eq!(out.runs[0].mismatches, 0, "{:?}", out.runs[0]);
+        let out = run_on(&against(group, "convert_int_sat_rtz(double)"), 1 << 16);
+        assert!(out.runs[0].mismatches > 0);
     }
 
     /// Runs `group`'s kernels over its first `inputs` inputs on two threads, default options.

@@ -330,11 +330,7 @@ impl Entry {
             tier,
             kernel: f[4].to_string(),
             layout,
-            runs: f[6]
-                .split(',')
-                .filter(|r| !r.is_empty())
-                .map(String::from)
-                .collect(),
+            runs: split_runs(f[6]),
             inputs,
             mismatches,
             corrections,
@@ -444,6 +440,29 @@ impl Ledger {
         f.write_all(text.as_bytes()).map_err(error)?;
         f.sync_data().map_err(error)
     }
+}
+
+/// The `runs` column's names: separated by commas outside parentheses, since a chain's name
+/// has commas inside them (`(float4)(convert_float2_rte(double2), 0, 0)`).
+fn split_runs(column: &str) -> Vec<String> {
+    let mut runs = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in column.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                runs.push(&column[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    runs.push(&column[start..]);
+    runs.into_iter()
+        .filter(|r| !r.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 /// Today's UTC date, `YYYY-MM-DD`.
@@ -582,6 +601,17 @@ mod tests {
         assert!(ledger.proves(&"ab".repeat(16), 256));
         assert!(!ledger.proves(&"ab".repeat(16), 257));
         assert!(!ledger.fails(&"ab".repeat(16)));
+    }
+
+    /// A chain's name keeps its commas: runs are split outside parentheses only.
+    #[test]
+    fn chain_names_in_the_runs_column() {
+        let chain = "(float4)(convert_float2_rte(double2), 0, 0)";
+        assert_eq!(
+            split_runs(&format!("{chain},convert_int(uchar)")),
+            [chain, "convert_int(uchar)"]
+        );
+        assert_eq!(split_runs(""), Vec::<String>::new());
     }
 
     /// Every kind of corrupt line is an error naming its line number and what is wrong.
