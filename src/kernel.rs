@@ -17,7 +17,9 @@
 use crate::buffer::bytes_per_vector;
 use crate::chain::Chain;
 use crate::lower::recipes::{BlockSpec, Body, Class, EmitBlock, Recipe};
-use crate::lower::{element_type, emit_element, int_const, lanes, Lowering};
+use crate::lower::{
+    bitcast_le, element_type, emit_element, int_const, lanes, vector_parts, Lowering,
+};
 use crate::request::{Conversion, Request};
 use crate::table::{IsaFeatures, Key, Row, TableError};
 use crate::types::{Layout, Rounding, VectorType, Width};
@@ -173,6 +175,7 @@ pub(crate) fn build_tier_into(
         layout,
         static_mode,
         row.recipe,
+        Some(features),
         frontend,
         index,
         tier,
@@ -369,6 +372,7 @@ pub fn build_with_recipe(
         layout,
         static_mode,
         recipe,
+        None,
         frontend,
         index,
         tier,
@@ -377,6 +381,8 @@ pub fn build_with_recipe(
 }
 
 /// [`build_with_recipe`] into `func` (overwritten) with the caller's builder context.
+/// `features`: the ISA's table rows, which a chain's steps pick their vector recipes from
+/// (`None`: a chain goes per component).
 #[allow(clippy::too_many_arguments)]
 fn build_with_recipe_into(
     func: &mut Function,
@@ -385,6 +391,7 @@ fn build_with_recipe_into(
     layout: Layout,
     static_mode: Rounding,
     recipe: &Recipe,
+    features: Option<&IsaFeatures>,
     frontend: TargetFrontendConfig,
     index: u32,
     tier: Tier,
@@ -423,7 +430,16 @@ fn build_with_recipe_into(
                 vectors,
             )
         }
-        Request::Chain(chain) => build_chain(&mut b, chain, layout, static_mode, src, dst, vectors),
+        Request::Chain(chain) => build_chain(
+            &mut b,
+            chain,
+            layout,
+            static_mode,
+            features,
+            src,
+            dst,
+            vectors,
+        ),
         Request::Convert(c) => {
             let block = vector_block(request, layout, recipe);
             build_convert(
@@ -577,11 +593,13 @@ fn build_convert(
 /// chain's per-component sequence on them ([`Lowering::chain_components`]: no vector
 /// instruction, so it compiles on every target), the result's elements stored (an aligned
 /// 3-component result's padding as zero).
+#[allow(clippy::too_many_arguments)]
 fn build_chain(
     b: &mut FunctionBuilder,
     chain: &Chain,
     layout: Layout,
     static_mode: Rounding,
+    features: Option<&IsaFeatures>,
     src: Value,
     dst: Value,
     vectors: Value,
@@ -590,7 +608,27 @@ fn build_chain(
     let (from, to) = (chain.src(), chain.dst());
     let (src_stride, dst_stride) = (bytes_per_vector(from, layout), bytes_per_vector(to, layout));
     let (src_ty, dst_ty) = (element_type(from.elem), element_type(to.elem));
+    // With the ISA's table, each step by its vector recipe on the 128-bit parts (what the
+    // builder API emits for the value); 3-component vectors, whose padding the scalar form
+    // handles, go per component.
+    let vector = features
+        .filter(|f| from.width != Width::W3 && to.width != Width::W3 && has_vectors(f, from.elem))
+        .map(|f| {
+            Lowering::with_features(f.clone().without_rounding_control())
+                .with_static_mode(static_mode)
+        });
     counted_loop(b, vectors, IntCC::SignedLessThan, &mut |b, v| {
+        if let Some(vector) = &vector {
+            let p = address(b, src, v, src_stride, 0);
+            let parts = load_parts(b, from, p);
+            // An error is a shape the lowering refuses, never seen for a chain it built: the
+            // per-component form below then computes the same values.
+            if let Ok(out) = vector.chain_parts(b, chain, &parts) {
+                let q = address(b, dst, v, dst_stride, 0);
+                store_parts(b, to, q, &out);
+                return;
+            }
+        }
         let p = address(b, src, v, src_stride, 0);
         let size = from.elem.bytes();
         let components: Vec<Value> = (0..from.lanes())
@@ -608,6 +646,56 @@ fn build_chain(
                 .store(mem_flags(), zero, q, (to.lanes() * size) as i32);
         }
     });
+}
+
+/// Whether the table gives `features` 128-bit vectors of `elem` (its copy row is a vector
+/// copy): not so on riscv64 without V, where Cranelift has no vector type.
+fn has_vectors(features: &IsaFeatures, elem: crate::ScalarType) -> bool {
+    let copy = Key {
+        class: Class::Reinterpret,
+        src: elem,
+        dst: elem,
+        saturate: false,
+        rounding: Rounding::Rte,
+    };
+    features
+        .choose(&copy)
+        .is_ok_and(|row| !matches!(row.recipe.body, Body::CopyScalar | Body::Scalar))
+}
+
+/// A packed vector of type `ty` at `p` as its 128-bit parts ([`vector_parts`]): whole parts
+/// loaded as they are, a vector of fewer than 16 bytes as one integer in lane 0 of a zeroed
+/// part (one `movq`/`movd`).
+fn load_parts(b: &mut FunctionBuilder, ty: VectorType, p: Value) -> Vec<Value> {
+    let (part, count) = vector_parts(ty);
+    let bytes = ty.lanes() * ty.elem.bytes();
+    if bytes.is_multiple_of(16) {
+        return (0..count)
+            .map(|i| b.ins().load(part, mem_flags(), p, (16 * i) as i32))
+            .collect();
+    }
+    let int = Type::int_with_byte_size(bytes as u16).expect("2, 4 or 8 bytes");
+    let x = b.ins().load(int, mem_flags(), p, 0);
+    let lanes = int.by(16 / bytes as u32).expect("a 128-bit vector");
+    let v = b.ins().scalar_to_vector(lanes, x);
+    vec![bitcast_le(b, part, v)]
+}
+
+/// Stores the parts of a packed vector of type `ty` at `q`: whole parts as they are, a vector
+/// of fewer than 16 bytes as the one integer in lane 0 of its part.
+fn store_parts(b: &mut FunctionBuilder, ty: VectorType, q: Value, parts: &[Value]) {
+    let bytes = ty.lanes() * ty.elem.bytes();
+    if bytes.is_multiple_of(16) {
+        for (i, &part) in parts.iter().take(bytes / 16).enumerate() {
+            b.ins().store(mem_flags(), part, q, (16 * i) as i32);
+        }
+        return;
+    }
+    let int = Type::int_with_byte_size(bytes as u16).expect("2, 4 or 8 bytes");
+    let lanes = int.by(16 / bytes as u32).expect("a 128-bit vector");
+    let v = bitcast_le(b, lanes, parts[0]);
+    let x = b.ins().extractlane(v, 0);
+    b.ins().store(mem_flags(), x, q, 0);
 }
 
 /// The integer a float result was bitcast from, if it was (the sequences that build a float's

@@ -269,6 +269,18 @@ impl Lowering {
         })
     }
 
+    /// A lowering with the table rows `features` allow (the batch kernels' chains, which
+    /// have the features but no `TargetIsa`).
+    pub(crate) fn with_features(features: IsaFeatures) -> Lowering {
+        Lowering {
+            target: Some(TargetVectors {
+                triple: format!("{:?}", features.arch()),
+                features,
+            }),
+            ..Lowering::without_isa()
+        }
+    }
+
     /// A lowering that knows no ISA: every vector conversion goes lane by lane through the
     /// per-element sequences (`convert_int4_sat(float4)` is 14 CLIF instructions instead of
     /// 4 with SSE4.1). Correct on every target; slow for vectors. Prefer
