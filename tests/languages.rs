@@ -188,8 +188,17 @@ mod through_the_jit {
         );
         run(&jit, "ptx:cvt.sat.f32.f32", &[2.0f32, -0.0], &[1.0f32, 0.0]);
         let relu = "ptx:cvt.rn.relu.f16.f32";
-        let src = [f32::NAN, -0.0, -3.0, 0.5, 70000.0, f32::NEG_INFINITY];
-        let want = halves([0x7fff, 0, 0, 0x3800, 0x7c00, 0]);
+        // A NaN of either sign is a NaN result, so canonical: the sign does not make it 0.
+        let src = [
+            f32::NAN,
+            -0.0,
+            -3.0,
+            0.5,
+            70000.0,
+            f32::NEG_INFINITY,
+            -f32::NAN,
+        ];
+        let want = halves([0x7fff, 0, 0, 0x3800, 0x7c00, 0, 0x7fff]);
         run(&jit, relu, &src, &want);
         let relu = "ptx:cvt.rz.relu.bf16.f32";
         let src = [-1.0f32, f32::from_bits(0x3f81_ffff), f32::NAN];

@@ -154,25 +154,38 @@ pub(crate) fn float_result(
         _ => unreachable!("Rules::normalised keeps a float result only for a float destination"),
     };
     let sign = 1u64 << (dst.bits() - 1);
-    let magnitude_mask = constant(b, int_ty, sign - 1);
-    let magnitude = b.ins().band(bits, magnitude_mask);
-    let nan_limit = constant(b, int_ty, nan_above);
-    let is_nan = b
-        .ins()
-        .icmp(IntCC::UnsignedGreaterThan, magnitude, nan_limit);
     let zero = constant(b, int_ty, 0);
-    let negative = b.ins().icmp(IntCC::SignedLessThan, bits, zero);
+    let nan_limit = constant(b, int_ty, nan_above);
+    // Every value with the sign bit set (-0.0 included) gives +0.0 under both rules: the
+    // signed maximum with 0, one instruction (`pmaxsd`), leaving the other values' bits.
+    let kept = b.ins().smax(bits, zero);
+    let vector = ty.is_vector();
     let out = match result {
         FloatResult::UnitInterval => {
+            // NaN gives +0.0 too, whatever its sign: after the maximum, a NaN is a positive
+            // one, one signed compare past infinity.
+            let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, kept, nan_limit);
             let one = constant(b, int_ty, one);
-            let clamped = b.ins().umin(bits, one);
-            let off = b.ins().bor(is_nan, negative);
-            choose(b, off, zero, clamped)
+            let clamped = b.ins().smin(kept, one);
+            if vector {
+                // NaN lanes (all ones in `is_nan`) cleared: `pandn`.
+                b.ins().band_not(clamped, is_nan)
+            } else {
+                b.ins().select(is_nan, zero, clamped)
+            }
         }
         _ => {
+            // A NaN of either sign gives the canonical NaN: the compare is on the magnitude.
             let canonical = constant(b, int_ty, sign - 1);
-            let kept = choose(b, negative, zero, bits);
-            choose(b, is_nan, canonical, kept)
+            let magnitude = b.ins().band(bits, canonical);
+            let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, magnitude, nan_limit);
+            if vector {
+                // NaN lanes all ones, then the sign bit cleared; the others are below it.
+                let ored = b.ins().bor(kept, is_nan);
+                b.ins().band(ored, canonical)
+            } else {
+                b.ins().select(is_nan, canonical, kept)
+            }
         }
     };
     bitcast_le(b, ty, out)
