@@ -2027,43 +2027,28 @@ impl<'a> Worker<'a> {
                     continue;
                 }
                 let (vector, k) = (slot / stride, slot % stride);
-                if let Some(c) = chain {
-                    // A zero slot written, or a converted one wrong.
-                    let Some(i) = c.from[k] else {
-                        stats.wrong(Example {
-                            input: 0,
-                            expected: 0,
-                            got: g,
-                            padding: true,
-                        });
-                        continue;
-                    };
-                    let rank = c.used.binary_search(&i).expect("a used slot");
-                    let input = get(&self.src, vector * c.used.len() + rank, sb);
-                    stats.reference_checked += 1;
-                    let expected = shared.reference(input);
-                    if g == expected {
-                        stats.corrections += 1;
-                    } else {
-                        stats.wrong(Example {
-                            input,
-                            expected,
-                            got: g,
-                            padding: false,
-                        });
-                    }
-                    continue;
-                }
-                if aligned && k == 3 {
+                // The inputs a vector holds, and the one this slot converts (`None`: a slot
+                // that must stay zero, a chain's zero lane or the aligned layout's padding).
+                let per_vector = match chain {
+                    Some(c) => c.used.len(),
+                    None if aligned => 3,
+                    None => 1,
+                };
+                let index = match chain {
+                    Some(c) => c.from[k].map(|i| c.used.binary_search(&i).expect("a used slot")),
+                    None if aligned && k == 3 => None,
+                    None => Some(k),
+                };
+                let Some(index) = index else {
                     stats.wrong(Example {
-                        input: get(&self.src, 3 * vector, sb),
+                        input: get(&self.src, vector * per_vector, sb),
                         expected: 0,
                         got: g,
                         padding: true,
                     });
                     continue;
-                }
-                let input = get(&self.src, vector * if aligned { 3 } else { 1 } + k, sb);
+                };
+                let input = get(&self.src, vector * per_vector + index, sb);
                 stats.reference_checked += 1;
                 let expected = shared.reference(input);
                 if g == expected {
