@@ -589,7 +589,10 @@ fn build_convert(
     }
 }
 
-/// A chain's kernel: one vector per iteration, its operand's elements loaded as scalars, the
+/// A chain's kernel: one vector per iteration. With `features` whose table has vectors of the
+/// operand's element, its 128-bit parts loaded, the steps by their vector recipes
+/// ([`Lowering::chain_parts`], the builder API's code), the result's bytes stored; otherwise
+/// (3-component vectors, riscv64 without V, no features) its elements loaded as scalars, the
 /// chain's per-component sequence on them ([`Lowering::chain_components`]: no vector
 /// instruction, so it compiles on every target), the result's elements stored (an aligned
 /// 3-component result's padding as zero).
@@ -674,7 +677,7 @@ fn load_parts(b: &mut FunctionBuilder, ty: VectorType, p: Value) -> Vec<Value> {
             .map(|i| b.ins().load(part, mem_flags(), p, (16 * i) as i32))
             .collect();
     }
-    let int = Type::int_with_byte_size(bytes as u16).expect("2, 4 or 8 bytes");
+    let int = Type::int_with_byte_size(bytes as u16).expect("1, 2, 4 or 8 bytes");
     let x = b.ins().load(int, mem_flags(), p, 0);
     let lanes = int.by(16 / bytes as u32).expect("a 128-bit vector");
     let v = b.ins().scalar_to_vector(lanes, x);
@@ -691,7 +694,7 @@ fn store_parts(b: &mut FunctionBuilder, ty: VectorType, q: Value, parts: &[Value
         }
         return;
     }
-    let int = Type::int_with_byte_size(bytes as u16).expect("2, 4 or 8 bytes");
+    let int = Type::int_with_byte_size(bytes as u16).expect("1, 2, 4 or 8 bytes");
     let lanes = int.by(16 / bytes as u32).expect("a 128-bit vector");
     let v = bitcast_le(b, lanes, parts[0]);
     let x = b.ins().extractlane(v, 0);
