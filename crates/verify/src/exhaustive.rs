@@ -2726,6 +2726,21 @@ mod tests {
         }
     }
 
+    /// Nothing the languages spell beyond the matrix is left out of the sweeps: every such
+    /// request is a run of the plan of its source's width.
+    #[test]
+    fn the_plans_take_every_request_beyond_the_matrix() {
+        let groups = plan("").unwrap().into_iter().chain(plan_wide("").unwrap());
+        let planned: HashSet<Request> = groups
+            .flat_map(|g| g.runs.into_iter().map(|r| r.request))
+            .collect();
+        let beyond = clconv::languages::beyond_the_matrix();
+        assert!(beyond.len() > 200);
+        for request in beyond {
+            assert!(planned.contains(&request), "{request} is not swept");
+        }
+    }
+
     /// The slots, by hand from OpenCL C's meaning of each chain.
     #[test]
     fn chain_slots_follow_the_lanes() {
