@@ -10,6 +10,7 @@ use clconv::jit::{Half, Jit, JitError};
 use clconv::languages::Language;
 use clconv::lower::{ElementConversion, Lowering};
 use clconv::{reference, Conversion, Extensions, Request, Rounding, ScalarType};
+use cranelift_module::Module;
 
 #[path = "common/define.rs"]
 mod define;
@@ -198,6 +199,117 @@ fn the_builder_trap_flag_agrees_with_the_reference() {
         .trap_flag(&mut b, sat, &[x])
         .unwrap()
         .is_none());
+}
+
+/// The builder API's trap flag for the four WebAssembly `trunc`s from `f32`, on every one of
+/// the 2^32 floats, against the spec's condition written here on the host's float compares
+/// (numerics, `trunc_s`/`trunc_u`: NaN and infinities trap; otherwise the truncation must be
+/// in the destination's range: [-2^(N-1), 2^(N-1)) signed, (-1, 2^N) unsigned before
+/// truncation). A JIT-compiled loop computes the flags of a chunk (the lowering `for_isa`
+/// gives a compiler), the test compares them; two threads.
+#[test]
+fn the_builder_trap_flag_on_every_float() {
+    use clconv::cranelift_codegen::ir::condcodes::IntCC;
+    // (name, the lowest value that does not trap, the first value above the range): signed,
+    // -2^(N-1) itself; unsigned, the float just above -1.0, which truncates to 0. A NaN fails
+    // both compares.
+    let above_minus_one = f32::from_bits((-1.0f32).to_bits() - 1);
+    let cases: [(&str, f32, f32); 4] = [
+        ("i32.trunc_f32_s", -2147483648.0, 2147483648.0),
+        ("i32.trunc_f32_u", above_minus_one, 4294967296.0),
+        (
+            "i64.trunc_f32_s",
+            -9223372036854775808.0,
+            9223372036854775808.0,
+        ),
+        ("i64.trunc_f32_u", above_minus_one, 18446744073709551616.0),
+    ];
+    let mut module = jit_module::jit_module();
+    let lowering = Lowering::for_isa(module.isa()).unwrap();
+    let mut loops = Vec::new();
+    for (n, (name, _, _)) in cases.iter().enumerate() {
+        let conv = ElementConversion::of(&wasm(name));
+        // fn(first: u32, out: *mut u8, count: i64): out[i] = flag(f32::from_bits(first + i)).
+        let id = define::define_function(
+            &mut module,
+            &format!("flags{n}"),
+            &[types::I32, types::I64, types::I64],
+            &[],
+            |b| {
+                let entry = b.create_block();
+                let head = b.create_block();
+                let body = b.create_block();
+                let exit = b.create_block();
+                b.append_block_params_for_function_params(entry);
+                b.append_block_param(head, types::I64);
+                b.switch_to_block(entry);
+                let [first, out, count] = b.block_params(entry).try_into().unwrap();
+                let zero = b.ins().iconst(types::I64, 0);
+                b.ins().jump(head, &[zero.into()]);
+                b.switch_to_block(head);
+                let i = b.block_params(head)[0];
+                let more = b.ins().icmp(IntCC::SignedLessThan, i, count);
+                b.ins().brif(more, body, &[], exit, &[]);
+                b.switch_to_block(body);
+                let low = b.ins().ireduce(types::I32, i);
+                let bits = b.ins().iadd(first, low);
+                let x = b.ins().bitcast(types::F32, MemFlagsData::new(), bits);
+                let flag = lowering.trap_flag(b, conv, &[x]).unwrap().unwrap();
+                let at = b.ins().iadd(out, i);
+                b.ins().store(MemFlagsData::trusted(), flag, at, 0);
+                let next = b.ins().iadd_imm_u(i, 1);
+                b.ins().jump(head, &[next.into()]);
+                b.switch_to_block(exit);
+                b.ins().return_(&[]);
+                b.seal_all_blocks();
+            },
+        );
+        loops.push(id);
+    }
+    module.finalize_definitions().unwrap();
+    const CHUNK: u64 = 1 << 20;
+    for (&(name, lowest, above), id) in cases.iter().zip(loops) {
+        let code = module.get_finalized_function(id);
+        // SAFETY: `code` is the loop defined above, fn(u32, *mut u8, i64) in the host's C
+        // calling convention; it writes `count` bytes at `out`, which each call below owns.
+        let flags =
+            unsafe { std::mem::transmute::<*const u8, extern "C" fn(u32, *mut u8, i64)>(code) };
+        let trapped: u64 = std::thread::scope(|s| {
+            let halves: Vec<_> = (0..2u64)
+                .map(|half| {
+                    s.spawn(move || {
+                        let mut out = vec![0u8; CHUNK as usize];
+                        let mut trapped = 0u64;
+                        for chunk in (half * (1 << 31) / CHUNK..(half + 1) * (1 << 31) / CHUNK)
+                            .map(|c| c * CHUNK)
+                        {
+                            flags(chunk as u32, out.as_mut_ptr(), CHUNK as i64);
+                            for (k, &flag) in out.iter().enumerate() {
+                                let x = f32::from_bits(chunk as u32 + k as u32);
+                                let want = !(x >= lowest && x < above);
+                                trapped += u64::from(want);
+                                assert_eq!(
+                                    flag != 0,
+                                    want,
+                                    "{name} on {x:e} ({:#x}): flag {flag}",
+                                    x.to_bits()
+                                );
+                            }
+                        }
+                        trapped
+                    })
+                })
+                .collect();
+            halves.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        // About half of all floats are beyond every range, NaN or infinite.
+        assert!(
+            trapped > 1 << 30 && trapped < 3 << 30,
+            "{name}: {trapped} trap"
+        );
+    }
+    // SAFETY: no function of the module is called after this.
+    unsafe { module.free_memory() };
 }
 
 /// AOT entry points cannot report a trap yet: adding one is a typed error, not saturating code.
