@@ -10,8 +10,11 @@ use clconv::jit::{Half, Jit, JitError};
 use clconv::languages::Language;
 use clconv::lower::{ElementConversion, Lowering};
 use clconv::{reference, Conversion, Extensions, Request, Rounding, ScalarType};
+use counted_loop::counted_loop;
 use cranelift_module::Module;
 
+#[path = "common/counted_loop.rs"]
+mod counted_loop;
 #[path = "common/define.rs"]
 mod define;
 #[path = "common/jit_module.rs"]
@@ -209,7 +212,6 @@ fn the_builder_trap_flag_agrees_with_the_reference() {
 /// gives a compiler), the test compares them; two threads.
 #[test]
 fn the_builder_trap_flag_on_every_float() {
-    use clconv::cranelift_codegen::ir::condcodes::IntCC;
     // (name, the lowest value that does not trap, the first value above the range): signed,
     // -2^(N-1) itself; unsigned, the float just above -1.0, which truncates to 0. A NaN fails
     // both compares.
@@ -229,39 +231,22 @@ fn the_builder_trap_flag_on_every_float() {
     let mut loops = Vec::new();
     for (n, (name, _, _)) in cases.iter().enumerate() {
         let conv = ElementConversion::of(&wasm(name));
-        // fn(first: u32, out: *mut u8, count: i64): out[i] = flag(f32::from_bits(first + i)).
+        // fn(first: u64, out: *mut u8, count: i64): out[i] = flag(f32::from_bits(first + i)).
         let id = define::define_function(
             &mut module,
             &format!("flags{n}"),
-            &[types::I32, types::I64, types::I64],
+            &[types::I64, types::I64, types::I64],
             &[],
             |b| {
-                let entry = b.create_block();
-                let head = b.create_block();
-                let body = b.create_block();
-                let exit = b.create_block();
-                b.append_block_params_for_function_params(entry);
-                b.append_block_param(head, types::I64);
-                b.switch_to_block(entry);
-                let [first, out, count] = b.block_params(entry).try_into().unwrap();
-                let zero = b.ins().iconst(types::I64, 0);
-                b.ins().jump(head, &[zero.into()]);
-                b.switch_to_block(head);
-                let i = b.block_params(head)[0];
-                let more = b.ins().icmp(IntCC::SignedLessThan, i, count);
-                b.ins().brif(more, body, &[], exit, &[]);
-                b.switch_to_block(body);
-                let low = b.ins().ireduce(types::I32, i);
-                let bits = b.ins().iadd(first, low);
-                let x = b.ins().bitcast(types::F32, MemFlagsData::new(), bits);
-                let flag = lowering.trap_flag(b, conv, &[x]).unwrap().unwrap();
-                let at = b.ins().iadd(out, i);
-                b.ins().store(MemFlagsData::trusted(), flag, at, 0);
-                let next = b.ins().iadd_imm_u(i, 1);
-                b.ins().jump(head, &[next.into()]);
-                b.switch_to_block(exit);
-                b.ins().return_(&[]);
-                b.seal_all_blocks();
+                counted_loop(b, |b, params, i| {
+                    let (first, out) = (params[0], params[1]);
+                    let sum = b.ins().iadd(first, i);
+                    let bits = b.ins().ireduce(types::I32, sum);
+                    let x = b.ins().bitcast(types::F32, MemFlagsData::new(), bits);
+                    let flag = lowering.trap_flag(b, conv, &[x]).unwrap().unwrap();
+                    let at = b.ins().iadd(out, i);
+                    b.ins().store(MemFlagsData::trusted(), flag, at, 0);
+                });
             },
         );
         loops.push(id);
@@ -270,10 +255,10 @@ fn the_builder_trap_flag_on_every_float() {
     const CHUNK: u64 = 1 << 20;
     for (&(name, lowest, above), id) in cases.iter().zip(loops) {
         let code = module.get_finalized_function(id);
-        // SAFETY: `code` is the loop defined above, fn(u32, *mut u8, i64) in the host's C
+        // SAFETY: `code` is the loop defined above, fn(u64, *mut u8, i64) in the host's C
         // calling convention; it writes `count` bytes at `out`, which each call below owns.
         let flags =
-            unsafe { std::mem::transmute::<*const u8, extern "C" fn(u32, *mut u8, i64)>(code) };
+            unsafe { std::mem::transmute::<*const u8, extern "C" fn(u64, *mut u8, i64)>(code) };
         let trapped: u64 = std::thread::scope(|s| {
             let halves: Vec<_> = (0..2u64)
                 .map(|half| {
@@ -283,7 +268,7 @@ fn the_builder_trap_flag_on_every_float() {
                         for chunk in (half * (1 << 31) / CHUNK..(half + 1) * (1 << 31) / CHUNK)
                             .map(|c| c * CHUNK)
                         {
-                            flags(chunk as u32, out.as_mut_ptr(), CHUNK as i64);
+                            flags(chunk, out.as_mut_ptr(), CHUNK as i64);
                             for (k, &flag) in out.iter().enumerate() {
                                 let x = f32::from_bits(chunk as u32 + k as u32);
                                 let want = !(x >= lowest && x < above);
