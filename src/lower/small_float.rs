@@ -47,7 +47,7 @@ use super::half;
 use super::lanes::{round_vector, splat_bits, VectorRounding};
 use super::values::{bitcast_le, int_const};
 use crate::types::{Rounding, ScalarType};
-use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
@@ -332,7 +332,7 @@ pub fn from_f32_bits(
 }
 
 /// Vector float -> bfloat16 by `rounding` (`saturate`: `_sat`): F32X4 in, I32X4 out with the
-/// bfloat16 sign-extended, in 7 to 10 operations per four lanes. The rounding works on the
+/// bfloat16 sign-extended, in 4 to 10 operations per four lanes. The rounding works on the
 /// float's bits, sign included: adding below the kept 16 bits rounds the magnitude (a carry
 /// moves into the exponent, up to infinity, and reaches the sign bit only from a NaN, which is
 /// replaced), and the arithmetic shift that keeps the top half sign-extends it for `snarrow`.
@@ -366,20 +366,25 @@ fn f32x4_to_bfloat(b: &mut FunctionBuilder, x: Value, rounding: Rounding, satura
         Some(add) => b.ins().iadd(w, add),
         None => w,
     };
-    let mut h = b.ins().sshr_imm_u(rounded, 16);
-    if saturate {
-        let above = splat_bits(b, i, 0x7f7f);
-        let below = splat_bits(b, i, 0xffff_ff7f);
-        let bound = b.ins().bitselect(negative, below, above);
-        h = b.ins().smin(h, bound);
+    // x != x holds for a NaN only: one compare (`cmpneqps` on x86) where the magnitude test
+    // takes two. The compare reads the bits as floats and changes none.
+    let xf = bitcast_le(b, types::F32X4, x);
+    let is_nan = b.ins().fcmp(FloatCC::NotEqual, xf, xf);
+    // A NaN keeps its top half with the quiet bit (bit 22 of the float, 6 of the bfloat16).
+    let quiet = splat_bits(b, i, 0x0040_0000);
+    let nan = b.ins().bor(w, quiet);
+    if !saturate {
+        // Picking before the shift lets one shift serve both the NaN and the rounded lanes.
+        let picked = b.ins().bitselect(is_nan, nan, rounded);
+        return b.ins().sshr_imm_u(picked, 16);
     }
-    let abs_mask = splat_bits(b, i, 0x7fff_ffff);
-    let a = b.ins().band(w, abs_mask);
-    let inf = splat_bits(b, i, 0x7f80_0000);
-    let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, a, inf);
-    let top = b.ins().sshr_imm_u(w, 16);
-    let quiet = splat_bits(b, i, 0x40);
-    let nan = b.ins().bor(top, quiet);
+    // The clamp would catch a NaN's top half (above 0x7f7f), so the NaN is picked after it.
+    let h = b.ins().sshr_imm_u(rounded, 16);
+    let above = splat_bits(b, i, 0x7f7f);
+    let below = splat_bits(b, i, 0xffff_ff7f);
+    let bound = b.ins().bitselect(negative, below, above);
+    let h = b.ins().smin(h, bound);
+    let nan = b.ins().sshr_imm_u(nan, 16);
     b.ins().bitselect(is_nan, nan, h)
 }
 
