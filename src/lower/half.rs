@@ -6,16 +6,17 @@
 //!   the rounding, as in Maratyszcza's FP16 library ([`f32x4_to_half_rte`],
 //!   [`f32_bits_to_half_rte`]). The directed modes take the format-generic integer sequence of
 //!   [`super::small_float`], whose module documentation derives it for half.
-//! - half -> float, exact: normals rebias the exponent and scale by an exact power of two,
-//!   subnormals are `0.5 + q * 2^-24` built from the bits minus 0.5, NaNs are quieted (as x86
-//!   and AArch64 hardware do), keeping sign and payload.
+//! - half -> float, exact: the magnitude moved into float's bits and scaled by 2^112 (one
+//!   exact multiplication, subnormals included), infinities and NaNs given float's exponent by
+//!   integer operations ([`half8_to_f32x4s`], and the scalar [`half_bits_to_f32`]). NaNs are quieted (as
+//!   x86 and AArch64 hardware do), keeping sign and payload.
 //!
 //! Hard inputs: 65504, 65519 (rte: 65504), 65520 (rte: inf), 2^-24, 2^-25 (tie: rte 0),
 //! 3 * 2^-26, the largest subnormal + half a unit, -0.0, f32 subnormals, NaN payloads.
 
 use super::values::{bitcast_le, int_const};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, InstBuilder, Value};
+use cranelift_codegen::ir::{types, InstBuilder, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
 /// Rounds the float whose bits are the I32 `x` to half, nearest-even; returns I16 bits. The
@@ -55,37 +56,43 @@ pub fn f32_bits_to_half_rte(b: &mut FunctionBuilder, x: Value) -> Value {
 }
 
 /// Widens the half whose bits are the I16 `h` to an F32 value, exactly: the scalar form of
-/// [`half_to_f32x4`] with its NaN taken from the integer bits (a multiplication gives the
-/// canonical NaN on RISC-V).
+/// [`half8_to_f32x4s`] (the magnitude, a subnormal's with the exponent bit that makes it
+/// normal, as float bits times 2^112, the subnormal's 2^-14 subtracted; infinities and NaNs
+/// take float's exponent, and a NaN its quiet bit, from integer operations).
 pub fn half_bits_to_f32(b: &mut FunctionBuilder, h: Value) -> Value {
     let i = types::I32;
     let f = types::F32;
     let h = b.ins().uextend(i, h);
-    let w = b.ins().ishl_imm_u(h, 16);
-    let sign = b.ins().band_imm_u(w, 0x8000_0000u32 as i64);
-    let abs = b.ins().bxor(w, sign);
-    let shifted = b.ins().ushr_imm_u(abs, 3);
-    let normal_bits = b.ins().iadd_imm_u(shifted, 0x7000_0000);
-    let normal = bitcast_le(b, f, normal_bits);
-    let scale = b.ins().f32const(f32::from_bits(0x0780_0000)); // 2^-112
-    let normal = b.ins().fmul(normal, scale);
-    let normal = bitcast_le(b, i, normal);
+    let magnitude = b.ins().band_imm_u(h, 0x7fff);
+    let sign = b.ins().bxor(h, magnitude);
+    let sign = b.ins().ishl_imm_u(sign, 16);
     let is_nan = b
         .ins()
-        .icmp_imm_u(IntCC::UnsignedGreaterThan, normal_bits, 0x7f80_0000);
-    let nan = b.ins().bor_imm_u(normal_bits, 0x0040_0000);
-    let normal = b.ins().select(is_nan, nan, normal);
-    let m = b.ins().ushr_imm_u(abs, 16);
-    let sub = b.ins().bor_imm_u(m, 0x3f00_0000);
-    let sub = bitcast_le(b, f, sub);
-    let half = b.ins().f32const(0.5);
-    let sub = b.ins().fsub(sub, half);
-    let sub = bitcast_le(b, i, sub);
-    let is_sub = b
+        .icmp_imm_u(IntCC::UnsignedGreaterThan, magnitude, 0x7c00);
+    let quiet = b.ins().bor_imm_u(magnitude, 0x0200);
+    let magnitude = b.ins().select(is_nan, quiet, magnitude);
+    let is_subnormal = b
         .ins()
-        .icmp_imm_u(IntCC::UnsignedLessThan, abs, 0x0400_0000);
-    let bits = b.ins().select(is_sub, sub, normal);
-    let bits = b.ins().bor(bits, sign);
+        .icmp_imm_u(IntCC::UnsignedLessThan, magnitude, 0x0400);
+    let normalised = b.ins().bor_imm_u(magnitude, 0x0400);
+    let normalised = b.ins().select(is_subnormal, normalised, magnitude);
+    let m = b.ins().ishl_imm_u(normalised, 13);
+    let m = bitcast_le(b, f, m);
+    let scale = b.ins().f32const(f32::from_bits(0x7780_0000)); // 2^112
+    let product = b.ins().fmul(m, scale);
+    let two_to_minus_14 = b.ins().f32const(f32::from_bits(0x3880_0000));
+    let zero = b.ins().f32const(0.0);
+    let offset = b.ins().select(is_subnormal, two_to_minus_14, zero);
+    let value = b.ins().fsub(product, offset);
+    let value = bitcast_le(b, i, value);
+    let is_special = b
+        .ins()
+        .icmp_imm_u(IntCC::UnsignedGreaterThan, magnitude, 0x7bff);
+    let exponent_255 = int_const(b, i, 0x7f80_0000);
+    let none = int_const(b, i, 0);
+    let top = b.ins().select(is_special, exponent_255, none);
+    let top = b.ins().bor(top, sign);
+    let bits = b.ins().bor(value, top);
     bitcast_le(b, f, bits)
 }
 
@@ -152,54 +159,63 @@ pub fn f32x4_to_half_rte(b: &mut FunctionBuilder, x: Value) -> Value {
     b.ins().sshr_imm_u(h, 16)
 }
 
-/// Vector half -> float, exact: I32X4 with the half bits in each lane's low 16 bits in, F32X4
-/// out, in 13 operations per four lanes (the sequence of Maratyszcza's FP16 library,
-/// `fp16_ieee_to_fp32_value`):
-/// - normals, infinities and NaNs: the half's exponent and fraction moved into place
-///   (`abs >> 3`, where `abs` is the half's magnitude in the lane's upper 16 bits) with the
-///   exponent rebiased by 224 rather than 112, then one exact multiplication by 2^-112. The
-///   detour through a too-large exponent makes half's infinity exponent (31) land on float's
-///   (255), so infinities stay infinite; a NaN stays a NaN with its payload.
-/// - subnormals and zeros: the float `0.5 + m * 2^-24` built from the bits, minus 0.5 (both
-///   steps exact).
-///
-/// `keep_nan`: a multiplication gives the canonical NaN on some targets (RISC-V), so the NaN
-/// lanes take the reference's NaN from the integer bits instead (the payload, the quiet bit).
-pub fn half_to_f32x4(b: &mut FunctionBuilder, h: Value, keep_nan: bool) -> Value {
-    use super::lanes::splat_bits;
-    let i = types::I32X4;
-    let f = types::F32X4;
-    let w = b.ins().ishl_imm_u(h, 16);
-    let sign_mask = splat_bits(b, i, 0x8000_0000);
-    let sign = b.ins().band(w, sign_mask);
-    let abs = b.ins().bxor(w, sign);
-
-    let shifted = b.ins().ushr_imm_u(abs, 3);
-    let rebias = splat_bits(b, i, 0x7000_0000); // 224 << 23
-    let normal_bits = b.ins().iadd(shifted, rebias);
-    let normal = bitcast_le(b, f, normal_bits);
-    let scale = splat_bits(b, f, 0x0780_0000); // 2^-112
-    let normal = b.ins().fmul(normal, scale);
-    let mut normal = bitcast_le(b, i, normal);
-    if keep_nan {
-        let inf = splat_bits(b, i, 0x7f80_0000);
-        let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, normal_bits, inf);
-        let quiet = splat_bits(b, i, 0x0040_0000);
-        let nan = b.ins().bor(normal_bits, quiet);
-        normal = b.ins().bitselect(is_nan, nan, normal);
-    }
-
-    let m = b.ins().ushr_imm_u(abs, 16);
-    let half_bits = splat_bits(b, i, 0x3f00_0000); // 0.5
-    let sub = b.ins().bor(m, half_bits);
-    let sub = bitcast_le(b, f, sub);
-    let half = bitcast_le(b, f, half_bits);
-    let sub = b.ins().fsub(sub, half);
-    let sub = bitcast_le(b, i, sub);
-
-    let min_normal = splat_bits(b, i, 0x0400_0000);
-    let is_sub = b.ins().icmp(IntCC::SignedLessThan, abs, min_normal);
-    let bits = b.ins().bitselect(is_sub, sub, normal);
-    let bits = b.ins().bor(bits, sign);
-    bitcast_le(b, f, bits)
+/// Vector half -> float, exact, for one I16X8 of half bits: two F32X4, in 13 operations per four
+/// lanes, no input of a floating-point operation subnormal (a subnormal operand costs x86 a
+/// microcode assist of about a hundred cycles):
+/// - on the eight 16-bit lanes at once: the magnitude (`& 0x7fff`) and the sign; a NaN's quiet
+///   bit (bit 9, where the magnitude is above infinity's 0x7c00); for a subnormal or zero
+///   (magnitude below 0x0400) the exponent bit 0x0400, which makes it the normal
+///   `2^-14 * (1 + m/1024)`; and the upper halves of the float bits to add afterwards: the
+///   sign, with exponent 255 (`0x7f80`) for infinities and NaNs (magnitude above 0x7bff), and
+///   `2^-14` (`0x3880`) for the subnormals.
+/// - per four lanes: the magnitude moved to float's fraction and exponent bits (`<< 13`) is a
+///   normal float `h * 2^-112`; one exact multiplication by 2^112 gives `h`; the subnormals'
+///   `2^-14` subtracted (exact: both are in [2^-14, 2^-13)) leaves `m * 2^-24`; the sign and,
+///   for infinities and NaNs, exponent 255 over the product's (at most 143) are or-ed in. No
+///   NaN reaches the arithmetic, so every target gives the same bits.
+pub fn half8_to_f32x4s(b: &mut FunctionBuilder, v: Value) -> [Value; 2] {
+    use super::lanes::{shuffle_bytes, splat_bits};
+    let h = types::I16X8;
+    let magnitude_mask = splat_bits(b, h, 0x7fff);
+    let magnitude = b.ins().band(v, magnitude_mask);
+    let sign = b.ins().bxor(v, magnitude);
+    let inf = splat_bits(b, h, 0x7c00);
+    let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, magnitude, inf);
+    let quiet_bit = splat_bits(b, h, 0x0200);
+    let quiet = b.ins().band(is_nan, quiet_bit);
+    let min_normal = splat_bits(b, h, 0x0400);
+    let is_subnormal = b.ins().icmp(IntCC::SignedLessThan, magnitude, min_normal);
+    let implicit = b.ins().band(is_subnormal, min_normal);
+    let extra = b.ins().bor(quiet, implicit);
+    let magnitude = b.ins().bor(magnitude, extra);
+    let max_finite = splat_bits(b, h, 0x7bff);
+    let is_special = b
+        .ins()
+        .icmp(IntCC::SignedGreaterThan, magnitude, max_finite);
+    let exponent_255 = splat_bits(b, h, 0x7f80);
+    let top = b.ins().band(is_special, exponent_255);
+    let top = b.ins().bor(top, sign);
+    let two_to_minus_14 = splat_bits(b, h, 0x3880);
+    let offset = b.ins().band(is_subnormal, two_to_minus_14);
+    let zero = splat_bits(b, h, 0);
+    let scale = splat_bits(b, types::F32X4, 0x7780_0000); // 2^112
+    let low = [0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23];
+    let high = [8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31];
+    let upper = |b: &mut FunctionBuilder, x: Value, mask: [u8; 16], ty: Type| {
+        let w = shuffle_bytes(b, zero, x, mask);
+        bitcast_le(b, ty, w)
+    };
+    [low, high].map(|mask| {
+        // The magnitude in the lane's upper half, then down by 3: `<< 13` in all.
+        let m = upper(b, magnitude, mask, types::I32X4);
+        let m = b.ins().ushr_imm_u(m, 3);
+        let m = bitcast_le(b, types::F32X4, m);
+        let product = b.ins().fmul(m, scale);
+        let offset = upper(b, offset, mask, types::F32X4);
+        let value = b.ins().fsub(product, offset);
+        let value = bitcast_le(b, types::I32X4, value);
+        let top = upper(b, top, mask, types::I32X4);
+        let bits = b.ins().bor(value, top);
+        bitcast_le(b, types::F32X4, bits)
+    })
 }

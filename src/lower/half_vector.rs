@@ -6,7 +6,7 @@
 use super::block::BlockSpec;
 use super::lanes::VectorRounding;
 use super::small_float::{self, SmallFloat};
-use super::{float_to_float, float_to_int, int_to_float, lanes};
+use super::{float_to_float, float_to_int, half, int_to_float, lanes};
 use crate::types::ScalarType;
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -14,8 +14,9 @@ use cranelift_frontend::FunctionBuilder;
 /// Vector recipes `half.round_native` and `half.round_magic`: every conversion from or to a
 /// format narrower than float (except into long/ulong), through a stream of F32X4 values.
 ///
-/// 1. Source to float, exactly or rounded to odd: the small floats by
-///    [`small_float::to_f32x4`] (exact); 8/16-bit
+/// 1. Source to float, exactly or rounded to odd: half by [`half::half8_to_f32x4s`], bfloat16
+///    by [`small_float::bfloat16x8_to_f32x4s`], the 8-bit floats by [`small_float::to_f32x4`]
+///    (all exact); 8/16-bit
 ///    integers by a widening conversion (exact); 32-bit integers by the split sum rounded to
 ///    odd; 64-bit integers by the split sum to double rounded to odd, then to float rounded
 ///    to odd; double by [`float_to_float::demote_block_odd`]. Round-to-odd at 24 bits
@@ -43,11 +44,15 @@ pub fn vector(
             .iter()
             .flat_map(|&v| small_float::bfloat16x8_to_f32x4s(b, v))
             .collect(),
+        ScalarType::Half => inputs
+            .iter()
+            .flat_map(|&v| half::half8_to_f32x4s(b, v))
+            .collect(),
         t if t.is_small_float() => {
             let fmt = SmallFloat::of(t).expect("a small float");
             lanes::widen_to(b, inputs.to_vec(), t.bits(), 32, false)
                 .into_iter()
-                .map(|wide| small_float::to_f32x4(b, fmt, wide, keep_nan))
+                .map(|wide| small_float::to_f32x4(b, fmt, wide))
                 .collect()
         }
         ScalarType::Float => inputs.to_vec(),

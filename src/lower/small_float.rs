@@ -412,24 +412,14 @@ pub fn bfloat16x8_to_f32x4s(b: &mut FunctionBuilder, v: Value) -> [Value; 2] {
 }
 
 /// Vector small float -> float, exact: I32X4 with the element's bits in each lane's low
-/// `fmt.width` bits in, F32X4 out. `keep_nan` (half only; see [`half::half_to_f32x4`]).
-pub fn to_f32x4(b: &mut FunctionBuilder, fmt: SmallFloat, h: Value, keep_nan: bool) -> Value {
-    if fmt.ty == ScalarType::Half {
-        return half::half_to_f32x4(b, h, keep_nan);
-    }
+/// `fmt.width` bits in, F32X4 out. The 8-bit floats; half and bfloat16 take their own
+/// sequences on eight 16-bit lanes ([`half::half8_to_f32x4s`], [`bfloat16x8_to_f32x4s`]).
+pub fn to_f32x4(b: &mut FunctionBuilder, fmt: SmallFloat, h: Value) -> Value {
     let i = types::I32X4;
     let w = b.ins().ishl_imm_u(h, i64::from(32 - fmt.width));
     let sign_mask = splat_bits(b, i, 0x8000_0000);
     let sign = b.ins().band(w, sign_mask);
     let abs = b.ins().bxor(w, sign);
-    if fmt.ty == ScalarType::BFloat {
-        let inf = splat_bits(b, i, 0x7f80_0000);
-        let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, abs, inf);
-        let quiet_bit = splat_bits(b, i, 0x40_0000);
-        let quiet = b.ins().band(is_nan, quiet_bit);
-        let bits = b.ins().bor(w, quiet);
-        return bitcast_le(b, types::F32X4, bits);
-    }
     let magnitude = ushr(b, abs, 32 - fmt.width);
     let fraction_mask = splat_bits(b, i, (1 << fmt.fraction) - 1);
     let m = b.ins().band(magnitude, fraction_mask);
