@@ -8,7 +8,8 @@
 //!   [`super::small_float`], whose module documentation derives it for half.
 //! - half -> float, exact: the magnitude moved into float's bits and scaled by 2^112 (one
 //!   exact multiplication, subnormals included), infinities and NaNs given float's exponent by
-//!   integer operations ([`half8_to_f32x4s`], and the scalar [`half_bits_to_f32`]). NaNs are quieted (as
+//!   integer operations ([`super::small_float::small16_to_f32x4s`], which serves the 8-bit floats
+//!   too, and the scalar [`half_bits_to_f32`]). NaNs are quieted (as
 //!   x86 and AArch64 hardware do), keeping sign and payload.
 //!
 //! Hard inputs: 65504, 65519 (rte: 65504), 65520 (rte: inf), 2^-24, 2^-25 (tie: rte 0),
@@ -16,7 +17,7 @@
 
 use super::values::{bitcast_le, int_const};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, InstBuilder, Type, Value};
+use cranelift_codegen::ir::{types, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 
 /// Rounds the float whose bits are the I32 `x` to half, nearest-even; returns I16 bits. The
@@ -56,7 +57,7 @@ pub fn f32_bits_to_half_rte(b: &mut FunctionBuilder, x: Value) -> Value {
 }
 
 /// Widens the half whose bits are the I16 `h` to an F32 value, exactly: the scalar form of
-/// [`half8_to_f32x4s`] (the magnitude, a subnormal's with the exponent bit that makes it
+/// [`super::small_float::small16_to_f32x4s`] (the magnitude, a subnormal's with the exponent bit that makes it
 /// normal, as float bits times 2^112, the subnormal's 2^-14 subtracted; infinities and NaNs
 /// take float's exponent, and a NaN its quiet bit, from integer operations).
 pub fn half_bits_to_f32(b: &mut FunctionBuilder, h: Value) -> Value {
@@ -157,65 +158,4 @@ pub fn f32x4_to_half_rte(b: &mut FunctionBuilder, x: Value) -> Value {
     let h = b.ins().ishl_imm_u(h, 16);
     let h = b.ins().bor(h, sign);
     b.ins().sshr_imm_u(h, 16)
-}
-
-/// Vector half -> float, exact, for one I16X8 of half bits: two F32X4, in 13 operations per four
-/// lanes, no input of a floating-point operation subnormal (a subnormal operand costs x86 a
-/// microcode assist of about a hundred cycles):
-/// - on the eight 16-bit lanes at once: the magnitude (`& 0x7fff`) and the sign; a NaN's quiet
-///   bit (bit 9, where the magnitude is above infinity's 0x7c00); for a subnormal or zero
-///   (magnitude below 0x0400) the exponent bit 0x0400, which makes it the normal
-///   `2^-14 * (1 + m/1024)`; and the upper halves of the float bits to add afterwards: the
-///   sign, with exponent 255 (`0x7f80`) for infinities and NaNs (magnitude above 0x7bff), and
-///   `2^-14` (`0x3880`) for the subnormals.
-/// - per four lanes: the magnitude moved to float's fraction and exponent bits (`<< 13`) is a
-///   normal float `h * 2^-112`; one exact multiplication by 2^112 gives `h`; the subnormals'
-///   `2^-14` subtracted (exact: both are in [2^-14, 2^-13)) leaves `m * 2^-24`; the sign and,
-///   for infinities and NaNs, exponent 255 over the product's (at most 143) are or-ed in. No
-///   NaN reaches the arithmetic, so every target gives the same bits.
-pub fn half8_to_f32x4s(b: &mut FunctionBuilder, v: Value) -> [Value; 2] {
-    use super::lanes::{shuffle_bytes, splat_bits};
-    let h = types::I16X8;
-    let magnitude_mask = splat_bits(b, h, 0x7fff);
-    let magnitude = b.ins().band(v, magnitude_mask);
-    let sign = b.ins().bxor(v, magnitude);
-    let inf = splat_bits(b, h, 0x7c00);
-    let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, magnitude, inf);
-    let quiet_bit = splat_bits(b, h, 0x0200);
-    let quiet = b.ins().band(is_nan, quiet_bit);
-    let min_normal = splat_bits(b, h, 0x0400);
-    let is_subnormal = b.ins().icmp(IntCC::SignedLessThan, magnitude, min_normal);
-    let implicit = b.ins().band(is_subnormal, min_normal);
-    let extra = b.ins().bor(quiet, implicit);
-    let magnitude = b.ins().bor(magnitude, extra);
-    let max_finite = splat_bits(b, h, 0x7bff);
-    let is_special = b
-        .ins()
-        .icmp(IntCC::SignedGreaterThan, magnitude, max_finite);
-    let exponent_255 = splat_bits(b, h, 0x7f80);
-    let top = b.ins().band(is_special, exponent_255);
-    let top = b.ins().bor(top, sign);
-    let two_to_minus_14 = splat_bits(b, h, 0x3880);
-    let offset = b.ins().band(is_subnormal, two_to_minus_14);
-    let zero = splat_bits(b, h, 0);
-    let scale = splat_bits(b, types::F32X4, 0x7780_0000); // 2^112
-    let low = [0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23];
-    let high = [8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31];
-    let upper = |b: &mut FunctionBuilder, x: Value, mask: [u8; 16], ty: Type| {
-        let w = shuffle_bytes(b, zero, x, mask);
-        bitcast_le(b, ty, w)
-    };
-    [low, high].map(|mask| {
-        // The magnitude in the lane's upper half, then down by 3: `<< 13` in all.
-        let m = upper(b, magnitude, mask, types::I32X4);
-        let m = b.ins().ushr_imm_u(m, 3);
-        let m = bitcast_le(b, types::F32X4, m);
-        let product = b.ins().fmul(m, scale);
-        let offset = upper(b, offset, mask, types::F32X4);
-        let value = b.ins().fsub(product, offset);
-        let value = bitcast_le(b, types::I32X4, value);
-        let top = upper(b, top, mask, types::I32X4);
-        let bits = b.ins().bor(value, top);
-        bitcast_le(b, types::F32X4, bits)
-    })
 }

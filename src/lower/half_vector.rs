@@ -6,7 +6,7 @@
 use super::block::BlockSpec;
 use super::lanes::VectorRounding;
 use super::small_float::{self, SmallFloat};
-use super::{float_to_float, float_to_int, half, int_to_float, lanes};
+use super::{float_to_float, float_to_int, int_to_float, lanes};
 use crate::types::ScalarType;
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -14,8 +14,8 @@ use cranelift_frontend::FunctionBuilder;
 /// Vector recipes `half.round_native` and `half.round_magic`: every conversion from or to a
 /// format narrower than float (except into long/ulong), through a stream of F32X4 values.
 ///
-/// 1. Source to float, exactly or rounded to odd: half by [`half::half8_to_f32x4s`], bfloat16
-///    by [`small_float::bfloat16x8_to_f32x4s`], the 8-bit floats by [`small_float::to_f32x4`]
+/// 1. Source to float, exactly or rounded to odd: half and the 8-bit floats by
+///    [`small_float::small16_to_f32x4s`], bfloat16 by [`small_float::bfloat16x8_to_f32x4s`]
 ///    (all exact); 8/16-bit
 ///    integers by a widening conversion (exact); 32-bit integers by the split sum rounded to
 ///    odd; 64-bit integers by the split sum to double rounded to odd, then to float rounded
@@ -44,16 +44,22 @@ pub fn vector(
             .iter()
             .flat_map(|&v| small_float::bfloat16x8_to_f32x4s(b, v))
             .collect(),
-        ScalarType::Half => inputs
-            .iter()
-            .flat_map(|&v| half::half8_to_f32x4s(b, v))
-            .collect(),
+        ScalarType::Half => {
+            let fmt = SmallFloat::of(src).expect("a small float");
+            inputs
+                .iter()
+                .flat_map(|&v| small_float::small16_to_f32x4s(b, fmt, v))
+                .collect()
+        }
         t if t.is_small_float() => {
             let fmt = SmallFloat::of(t).expect("a small float");
-            lanes::widen_to(b, inputs.to_vec(), t.bits(), 32, false)
-                .into_iter()
-                .map(|wide| small_float::to_f32x4(b, fmt, wide))
-                .collect()
+            let mut floats = Vec::with_capacity(inputs.len() * 4);
+            for &v in inputs {
+                for h in small_float::bytes_to_upper_halves(b, v) {
+                    floats.extend(small_float::small16_to_f32x4s(b, fmt, h));
+                }
+            }
+            floats
         }
         ScalarType::Float => inputs.to_vec(),
         ScalarType::Double => lanes::each_pair(b, inputs, |b, x0, x1| {

@@ -411,38 +411,93 @@ pub fn bfloat16x8_to_f32x4s(b: &mut FunctionBuilder, v: Value) -> [Value; 2] {
     })
 }
 
-/// Vector small float -> float, exact: I32X4 with the element's bits in each lane's low
-/// `fmt.width` bits in, F32X4 out. The 8-bit floats; half and bfloat16 take their own
-/// sequences on eight 16-bit lanes ([`half::half8_to_f32x4s`], [`bfloat16x8_to_f32x4s`]).
-pub fn to_f32x4(b: &mut FunctionBuilder, fmt: SmallFloat, h: Value) -> Value {
-    let i = types::I32X4;
-    let w = b.ins().ishl_imm_u(h, i64::from(32 - fmt.width));
-    let sign_mask = splat_bits(b, i, 0x8000_0000);
-    let sign = b.ins().band(w, sign_mask);
-    let abs = b.ins().bxor(w, sign);
-    let magnitude = ushr(b, abs, 32 - fmt.width);
-    let fraction_mask = splat_bits(b, i, (1 << fmt.fraction) - 1);
-    let m = b.ins().band(magnitude, fraction_mask);
-    let normal = b.ins().ishl_imm_u(magnitude, i64::from(fmt.shift()));
-    let rebias = splat_bits(b, i, u64::from(fmt.rebias()) << 23);
-    let normal = b.ins().iadd(normal, rebias);
-    let mf = b.ins().fcvt_from_sint(types::F32X4, m);
-    let scale = splat_bits(
-        b,
-        types::F32X4,
-        u64::from((127 + 1 - fmt.bias - fmt.fraction) << 23),
-    );
-    let sub = b.ins().fmul(mf, scale);
-    let sub = bitcast_le(b, i, sub);
-    let min_normal = splat_bits(b, i, 1 << fmt.fraction);
-    let is_sub = b.ins().icmp(IntCC::SignedLessThan, magnitude, min_normal);
-    let bits = b.ins().bitselect(is_sub, sub, normal);
-    let special = special_to_f32(b, fmt, m);
-    let max = splat_bits(b, i, u64::from(fmt.max_finite()));
-    let beyond = b.ins().icmp(IntCC::SignedGreaterThan, magnitude, max);
-    let bits = b.ins().bitselect(beyond, special, bits);
-    let bits = b.ins().bor(bits, sign);
-    bitcast_le(b, types::F32X4, bits)
+/// Vector small float -> float, exact, for eight elements in the top `fmt.width` bits of eight
+/// 16-bit lanes (half's bits as they are; an 8-bit float's above a zero byte, which is what
+/// interleaving its bytes with zeros gives): two F32X4, in 13 operations per four lanes, no
+/// operand of a floating-point operation subnormal (a subnormal operand costs x86 a microcode
+/// assist of about a hundred cycles). With `F` the fraction bits in the lane (the format's
+/// and the zero byte's) and `bias` the format's:
+/// - on the eight 16-bit lanes at once: the magnitude (`& 0x7fff`) and the sign; a NaN's quiet
+///   bit (bit `F - 1`; E4M3's one NaN has it already); for a subnormal or zero (magnitude below
+///   `1 << F`) the exponent bit `1 << F`, which makes it the normal `2^(1 - bias) * (1 + f)`;
+///   and the upper halves of the float bits to add afterwards: the sign, with exponent 255
+///   (`0x7f80`) for infinities and NaNs (magnitude above the largest finite), and `2^(1 - bias)`
+///   for the subnormals.
+/// - per four lanes: the magnitude, interleaved into the lane's upper half and shifted down by
+///   `F - 7`, has the format's exponent in float's exponent field and its fraction at the top of
+///   float's: a normal float `x * 2^(bias - 127)`; one exact multiplication by `2^(127 - bias)`
+///   gives `x`; the subnormals' `2^(1 - bias)` subtracted (exact: both in
+///   `[2^(1 - bias), 2^(2 - bias))`) leaves `f * 2^(1 - bias)`; the sign and, for infinities
+///   and NaNs, exponent 255 over the product's are or-ed in. No NaN reaches the arithmetic, so
+///   every target gives the same bits.
+pub fn small16_to_f32x4s(b: &mut FunctionBuilder, fmt: SmallFloat, v: Value) -> [Value; 2] {
+    use super::lanes::shuffle_bytes;
+    let h = types::I16X8;
+    let pad = 16 - fmt.width;
+    let fraction = fmt.fraction + pad;
+    let max_finite = fmt.max_finite() << pad;
+    // The magnitudes above which a lane is a NaN: above infinity, or for E4M3 above the largest
+    // finite (its NaN has the quiet bit already; setting it again changes nothing).
+    let nan_above = if fmt.nan_only {
+        max_finite
+    } else {
+        fmt.first_beyond() << pad
+    };
+    let magnitude_mask = splat_bits(b, h, 0x7fff);
+    let magnitude = b.ins().band(v, magnitude_mask);
+    let sign = b.ins().bxor(v, magnitude);
+    let nan_above = splat_bits(b, h, u64::from(nan_above));
+    let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, magnitude, nan_above);
+    let quiet_bit = splat_bits(b, h, 1 << (fraction - 1));
+    let quiet = b.ins().band(is_nan, quiet_bit);
+    let min_normal = splat_bits(b, h, 1 << fraction);
+    let is_subnormal = b.ins().icmp(IntCC::SignedLessThan, magnitude, min_normal);
+    let implicit = b.ins().band(is_subnormal, min_normal);
+    let extra = b.ins().bor(quiet, implicit);
+    let magnitude = b.ins().bor(magnitude, extra);
+    let max_finite = splat_bits(b, h, u64::from(max_finite));
+    let is_special = b
+        .ins()
+        .icmp(IntCC::SignedGreaterThan, magnitude, max_finite);
+    let exponent_255 = splat_bits(b, h, 0x7f80);
+    let top = b.ins().band(is_special, exponent_255);
+    let top = b.ins().bor(top, sign);
+    // 2^(1 - bias) as a float, its upper 16 bits.
+    let min_normal_value = splat_bits(b, h, u64::from((128 - fmt.bias) << 7));
+    let offset = b.ins().band(is_subnormal, min_normal_value);
+    let zero = splat_bits(b, h, 0);
+    let scale = splat_bits(b, types::F32X4, u64::from((254 - fmt.bias) << 23));
+    let low = [0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23];
+    let high = [8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31];
+    let upper = |b: &mut FunctionBuilder, x: Value, mask: [u8; 16], ty: Type| {
+        let w = shuffle_bytes(b, zero, x, mask);
+        bitcast_le(b, ty, w)
+    };
+    [low, high].map(|mask| {
+        let m = upper(b, magnitude, mask, types::I32X4);
+        let m = b.ins().ushr_imm_u(m, i64::from(fraction - 7));
+        let m = bitcast_le(b, types::F32X4, m);
+        let product = b.ins().fmul(m, scale);
+        let offset = upper(b, offset, mask, types::F32X4);
+        let value = b.ins().fsub(product, offset);
+        let value = bitcast_le(b, types::I32X4, value);
+        let top = upper(b, top, mask, types::I32X4);
+        let bits = b.ins().bor(value, top);
+        bitcast_le(b, types::F32X4, bits)
+    })
+}
+
+/// The sixteen bytes of an I8X16 as two I16X8, each byte in its lane's upper half above a zero
+/// byte (`punpcklbw`/`punpckhbw` with zeros on x86): the lanes [`small16_to_f32x4s`] takes.
+pub fn bytes_to_upper_halves(b: &mut FunctionBuilder, v: Value) -> [Value; 2] {
+    use super::lanes::shuffle_bytes;
+    let zero = splat_bits(b, types::I8X16, 0);
+    let low = [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23];
+    let high = [8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31];
+    [low, high].map(|mask| {
+        let w = shuffle_bytes(b, zero, v, mask);
+        bitcast_le(b, types::I16X8, w)
+    })
 }
 
 /// Vector float -> small float by `rounding` (`saturate`: `_sat`): F32X4 in, I32X4 out with
