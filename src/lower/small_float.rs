@@ -388,6 +388,14 @@ fn f32x4_to_bfloat(b: &mut FunctionBuilder, x: Value, rounding: Rounding, satura
     b.ins().bitselect(is_nan, nan, h)
 }
 
+/// The byte shuffles (of a zero vector, bytes 0-15, and an I16X8, bytes 16-31) that put its
+/// low and its high four 16-bit lanes into the upper halves of 32-bit lanes, zeros below
+/// (`punpcklwd`/`punpckhwd` with zeros on x86).
+const WORDS_INTO_UPPER_HALVES: [[u8; 16]; 2] = [
+    [0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23],
+    [8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31],
+];
+
 /// bfloat16 -> float, exact, for one I16X8 of bfloat16 bits: two F32X4. A NaN is made quiet
 /// first, on the eight 16-bit lanes at once (its quiet bit is bit 6 of the bfloat16, bit 22 of
 /// the float); interleaving with zeros then puts each element in its lane's upper half
@@ -403,8 +411,7 @@ pub fn bfloat16x8_to_f32x4s(b: &mut FunctionBuilder, v: Value) -> [Value; 2] {
     let quiet = b.ins().band(is_nan, quiet_bit);
     let v = b.ins().bor(v, quiet);
     let zero = splat_bits(b, h, 0);
-    let low = [0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23];
-    let high = [8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31];
+    let [low, high] = WORDS_INTO_UPPER_HALVES;
     [low, high].map(|mask| {
         let w = shuffle_bytes(b, zero, v, mask);
         bitcast_le(b, types::F32X4, w)
@@ -467,8 +474,7 @@ pub fn small16_to_f32x4s(b: &mut FunctionBuilder, fmt: SmallFloat, v: Value) -> 
     let offset = b.ins().band(is_subnormal, min_normal_value);
     let zero = splat_bits(b, h, 0);
     let scale = splat_bits(b, types::F32X4, u64::from((254 - fmt.bias) << 23));
-    let low = [0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23];
-    let high = [8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31];
+    let [low, high] = WORDS_INTO_UPPER_HALVES;
     let upper = |b: &mut FunctionBuilder, x: Value, mask: [u8; 16], ty: Type| {
         let w = shuffle_bytes(b, zero, x, mask);
         bitcast_le(b, ty, w)
