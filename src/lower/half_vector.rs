@@ -5,7 +5,7 @@
 
 use super::block::BlockSpec;
 use super::lanes::VectorRounding;
-use super::small_float::{self, SmallFloat};
+use super::small_float::{self, SmallFloat, Unpack};
 use super::{float_to_float, float_to_int, int_to_float, lanes};
 use crate::types::ScalarType;
 use cranelift_codegen::ir::{types, InstBuilder, Value};
@@ -27,6 +27,9 @@ use cranelift_frontend::FunctionBuilder;
 ///    float as is; double by `fvpromote_low`; integers by the float -> integer recipe.
 ///
 /// `kind` says how step 2 rounds to integers (the native instruction or the magic constant).
+/// `unpack` says how step 1 spreads a small float's lanes into the upper halves of wider ones
+/// (an interleave with zeros, or a widening and a shift: the `_widen` recipes, for targets
+/// where a two-vector shuffle is long).
 /// `keep_nan` replaces the NaN lanes of double's demotion and promotion by the reference's NaN
 /// ([`float_to_float::keep_nan_of_f64x2`], [`float_to_float::vector_promote_keep_nan`]): the
 /// recipe `half.round_native_keep_nan`, for targets whose vector conversions give the
@@ -36,27 +39,28 @@ pub fn vector(
     spec: &BlockSpec,
     kind: VectorRounding,
     keep_nan: bool,
+    unpack: Unpack,
     inputs: &[Value],
 ) -> Vec<Value> {
     let src = spec.src;
     let floats: Vec<Value> = match src {
         ScalarType::BFloat => inputs
             .iter()
-            .flat_map(|&v| small_float::bfloat16x8_to_f32x4s(b, v))
+            .flat_map(|&v| small_float::bfloat16x8_to_f32x4s(b, unpack, v))
             .collect(),
         ScalarType::Half => {
             let fmt = SmallFloat::of(src).expect("a small float");
             inputs
                 .iter()
-                .flat_map(|&v| small_float::small16_to_f32x4s(b, fmt, v))
+                .flat_map(|&v| small_float::small16_to_f32x4s(b, fmt, unpack, v))
                 .collect()
         }
         t if t.is_small_float() => {
             let fmt = SmallFloat::of(t).expect("a small float");
             let mut floats = Vec::with_capacity(inputs.len() * 4);
             for &v in inputs {
-                for h in small_float::bytes_to_upper_halves(b, v) {
-                    floats.extend(small_float::small16_to_f32x4s(b, fmt, h));
+                for h in small_float::bytes_to_upper_halves(b, unpack, v) {
+                    floats.extend(small_float::small16_to_f32x4s(b, fmt, unpack, h));
                 }
             }
             floats

@@ -11,6 +11,8 @@
 //! elements per iteration, the same way (`kernel::scalar_elements_per_iteration`).
 
 pub use super::block::{BlockSpec, Class};
+use super::lanes::VectorRounding::{Magic, Native};
+use super::small_float::Unpack::{Interleave, Widen};
 use super::{float_to_float, float_to_int, half_vector, int_to_float, int_to_int, lanes};
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::Value;
@@ -166,11 +168,15 @@ fn half_supported(s: &BlockSpec) -> bool {
 }
 
 fn half_native(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
-    half_vector::vector(b, s, lanes::VectorRounding::Native, false, v)
+    half_vector::vector(b, s, Native, false, Interleave, v)
+}
+
+fn half_native_widen(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
+    half_vector::vector(b, s, Native, false, Widen, v)
 }
 
 fn half_magic(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
-    half_vector::vector(b, s, lanes::VectorRounding::Magic, false, v)
+    half_vector::vector(b, s, Magic, false, Interleave, v)
 }
 
 /// The float -> float conversions of the formats narrower than float: the ones whose vector
@@ -181,7 +187,11 @@ fn half_double(s: &BlockSpec) -> bool {
 }
 
 fn half_native_keep_nan(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
-    half_vector::vector(b, s, lanes::VectorRounding::Native, true, v)
+    half_vector::vector(b, s, Native, true, Interleave, v)
+}
+
+fn half_native_keep_nan_widen(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
+    half_vector::vector(b, s, Native, true, Widen, v)
 }
 
 fn promote(b: &mut FunctionBuilder, _: &BlockSpec, v: &[Value]) -> Vec<Value> {
@@ -321,10 +331,24 @@ pub const RECIPES: &[Recipe] = &[
         rounds_by_control: false,
     },
     Recipe {
+        name: "half.round_native_widen",
+        class: None,
+        supports: half_supported,
+        body: Body::Vector(half_native_widen),
+        rounds_by_control: false,
+    },
+    Recipe {
         name: "half.round_native_keep_nan",
         class: Some(Class::FloatToFloat),
         supports: half_double,
         body: Body::Vector(half_native_keep_nan),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "half.round_native_keep_nan_widen",
+        class: Some(Class::FloatToFloat),
+        supports: half_double,
+        body: Body::Vector(half_native_keep_nan_widen),
         rounds_by_control: false,
     },
     Recipe {

@@ -388,6 +388,21 @@ fn f32x4_to_bfloat(b: &mut FunctionBuilder, x: Value, rounding: Rounding, satura
     b.ins().bitselect(is_nan, nan, h)
 }
 
+/// How a vector of narrow lanes is spread into the upper halves of lanes twice as wide, zeros
+/// below: the first step of every conversion from half, bfloat16 and the 8-bit floats. Both
+/// give the same bits; which is shorter depends on the target, so the recipe names it
+/// (`half.round_native` interleaves, `half.round_native_widen` widens).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unpack {
+    /// A byte shuffle with a zero vector: one instruction on x86-64 (`punpcklwd`/`punpckhwd`)
+    /// and aarch64 (`zip1`/`zip2`).
+    Interleave,
+    /// A zero-extending widening and a left shift: two or three instructions on RISC-V V
+    /// (`vzext`, `vsll`) and s390x (`vuplh`, `veslf`), where a shuffle of two vectors costs
+    /// two gathers (RISC-V) or lane-order swaps around the permute (s390x).
+    Widen,
+}
+
 /// The byte shuffles (of a zero vector, bytes 0-15, and an I16X8, bytes 16-31) that put its
 /// low and its high four 16-bit lanes into the upper halves of 32-bit lanes, zeros below
 /// (`punpcklwd`/`punpckhwd` with zeros on x86).
@@ -396,12 +411,69 @@ const WORDS_INTO_UPPER_HALVES: [[u8; 16]; 2] = [
     [8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31],
 ];
 
+/// Puts the low (`k = 0`) or the high (`k = 1`) four lanes of I16X8s into the upper halves
+/// of 32-bit lanes, zeros below, by [`Unpack`]. The interleave's zero vector is made once, in
+/// [`WordsToUpperHalves::new`].
+struct WordsToUpperHalves {
+    zero: Option<Value>,
+}
+
+impl WordsToUpperHalves {
+    fn new(b: &mut FunctionBuilder, unpack: Unpack) -> Self {
+        let zero = match unpack {
+            Unpack::Interleave => Some(splat_bits(b, types::I16X8, 0)),
+            Unpack::Widen => None,
+        };
+        WordsToUpperHalves { zero }
+    }
+
+    /// Half `k` of `v` in the upper halves, as `ty` (I32X4 or F32X4).
+    fn half(&self, b: &mut FunctionBuilder, v: Value, k: usize, ty: Type) -> Value {
+        match self.zero {
+            Some(zero) => {
+                let w = super::lanes::shuffle_bytes(b, zero, v, WORDS_INTO_UPPER_HALVES[k]);
+                bitcast_le(b, ty, w)
+            }
+            None => {
+                let w = self.widened(b, v, k);
+                let w = b.ins().ishl_imm_u(w, 16);
+                bitcast_le(b, ty, w)
+            }
+        }
+    }
+
+    /// Half `k` of `v` in the upper halves and shifted right by `down` (1 to 16): I32X4. Widening
+    /// shifts left by `16 - down` at once, which gives the same (the lower half is zero).
+    fn half_shifted_down(&self, b: &mut FunctionBuilder, v: Value, k: usize, down: u32) -> Value {
+        match self.zero {
+            Some(_) => {
+                let w = self.half(b, v, k, types::I32X4);
+                b.ins().ushr_imm_u(w, i64::from(down))
+            }
+            None => {
+                let w = self.widened(b, v, k);
+                match 16 - down {
+                    0 => w,
+                    up => b.ins().ishl_imm_u(w, i64::from(up)),
+                }
+            }
+        }
+    }
+
+    fn widened(&self, b: &mut FunctionBuilder, v: Value, k: usize) -> Value {
+        if k == 0 {
+            b.ins().uwiden_low(v)
+        } else {
+            b.ins().uwiden_high(v)
+        }
+    }
+}
+
 /// bfloat16 -> float, exact, for one I16X8 of bfloat16 bits: two F32X4. A NaN is made quiet
 /// first, on the eight 16-bit lanes at once (its quiet bit is bit 6 of the bfloat16, bit 22 of
 /// the float); interleaving with zeros then puts each element in its lane's upper half
 /// (`punpcklwd`/`punpckhwd` on x86), which is the float. Six operations per eight lanes.
-pub fn bfloat16x8_to_f32x4s(b: &mut FunctionBuilder, v: Value) -> [Value; 2] {
-    use super::lanes::shuffle_bytes;
+pub fn bfloat16x8_to_f32x4s(b: &mut FunctionBuilder, unpack: Unpack, v: Value) -> [Value; 2] {
     let h = types::I16X8;
     let abs_mask = splat_bits(b, h, 0x7fff);
     let abs = b.ins().band(v, abs_mask);
@@ -410,12 +482,8 @@ pub fn bfloat16x8_to_f32x4s(b: &mut FunctionBuilder, v: Value) -> [Value; 2] {
     let quiet_bit = splat_bits(b, h, 0x40);
     let quiet = b.ins().band(is_nan, quiet_bit);
     let v = b.ins().bor(v, quiet);
-    let zero = splat_bits(b, h, 0);
-    let [low, high] = WORDS_INTO_UPPER_HALVES;
-    [low, high].map(|mask| {
-        let w = shuffle_bytes(b, zero, v, mask);
-        bitcast_le(b, types::F32X4, w)
-    })
+    let upper = WordsToUpperHalves::new(b, unpack);
+    [0, 1].map(|k| upper.half(b, v, k, types::F32X4))
 }
 
 /// Vector small float -> float, exact, for eight elements in the top `fmt.width` bits of eight
@@ -437,8 +505,12 @@ pub fn bfloat16x8_to_f32x4s(b: &mut FunctionBuilder, v: Value) -> [Value; 2] {
 ///   `[2^(1 - bias), 2^(2 - bias))`) leaves `f * 2^(1 - bias)`; the sign and, for infinities
 ///   and NaNs, exponent 255 over the product's are or-ed in. No NaN reaches the arithmetic, so
 ///   every target gives the same bits.
-pub fn small16_to_f32x4s(b: &mut FunctionBuilder, fmt: SmallFloat, v: Value) -> [Value; 2] {
-    use super::lanes::shuffle_bytes;
+pub fn small16_to_f32x4s(
+    b: &mut FunctionBuilder,
+    fmt: SmallFloat,
+    unpack: Unpack,
+    v: Value,
+) -> [Value; 2] {
     let h = types::I16X8;
     let pad = 16 - fmt.width;
     let fraction = fmt.fraction + pad;
@@ -472,22 +544,16 @@ pub fn small16_to_f32x4s(b: &mut FunctionBuilder, fmt: SmallFloat, v: Value) -> 
     // 2^(1 - bias) as a float, its upper 16 bits.
     let min_normal_value = splat_bits(b, h, u64::from((128 - fmt.bias) << 7));
     let offset = b.ins().band(is_subnormal, min_normal_value);
-    let zero = splat_bits(b, h, 0);
+    let upper = WordsToUpperHalves::new(b, unpack);
     let scale = splat_bits(b, types::F32X4, u64::from((254 - fmt.bias) << 23));
-    let [low, high] = WORDS_INTO_UPPER_HALVES;
-    let upper = |b: &mut FunctionBuilder, x: Value, mask: [u8; 16], ty: Type| {
-        let w = shuffle_bytes(b, zero, x, mask);
-        bitcast_le(b, ty, w)
-    };
-    [low, high].map(|mask| {
-        let m = upper(b, magnitude, mask, types::I32X4);
-        let m = b.ins().ushr_imm_u(m, i64::from(fraction - 7));
+    [0, 1].map(|k| {
+        let m = upper.half_shifted_down(b, magnitude, k, fraction - 7);
         let m = bitcast_le(b, types::F32X4, m);
         let product = b.ins().fmul(m, scale);
-        let offset = upper(b, offset, mask, types::F32X4);
+        let offset = upper.half(b, offset, k, types::F32X4);
         let value = b.ins().fsub(product, offset);
         let value = bitcast_le(b, types::I32X4, value);
-        let top = upper(b, top, mask, types::I32X4);
+        let top = upper.half(b, top, k, types::I32X4);
         let bits = b.ins().bor(value, top);
         bitcast_le(b, types::F32X4, bits)
     })
@@ -495,15 +561,24 @@ pub fn small16_to_f32x4s(b: &mut FunctionBuilder, fmt: SmallFloat, v: Value) -> 
 
 /// The sixteen bytes of an I8X16 as two I16X8, each byte in its lane's upper half above a zero
 /// byte (`punpcklbw`/`punpckhbw` with zeros on x86): the lanes [`small16_to_f32x4s`] takes.
-pub fn bytes_to_upper_halves(b: &mut FunctionBuilder, v: Value) -> [Value; 2] {
+pub fn bytes_to_upper_halves(b: &mut FunctionBuilder, unpack: Unpack, v: Value) -> [Value; 2] {
     use super::lanes::shuffle_bytes;
-    let zero = splat_bits(b, types::I8X16, 0);
-    let low = [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23];
-    let high = [8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31];
-    [low, high].map(|mask| {
-        let w = shuffle_bytes(b, zero, v, mask);
-        bitcast_le(b, types::I16X8, w)
-    })
+    match unpack {
+        Unpack::Interleave => {
+            let zero = splat_bits(b, types::I8X16, 0);
+            let low = [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23];
+            let high = [8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31];
+            [low, high].map(|mask| {
+                let w = shuffle_bytes(b, zero, v, mask);
+                bitcast_le(b, types::I16X8, w)
+            })
+        }
+        Unpack::Widen => {
+            let low = b.ins().uwiden_low(v);
+            let high = b.ins().uwiden_high(v);
+            [low, high].map(|w| b.ins().ishl_imm_u(w, 8))
+        }
+    }
 }
 
 /// Vector float -> small float by `rounding` (`saturate`: `_sat`): F32X4 in, I32X4 out with
