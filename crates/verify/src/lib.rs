@@ -7,7 +7,8 @@
 //! - [`cross`]: ahead-of-time objects for aarch64, riscv64 and s390x run under QEMU with a C
 //!   driver, against the reference.
 //! - [`exhaustive`]: every input of the 8-, 16- and 32-bit sources, through the fast path whose
-//!   soundness VERIFICATION.md argues.
+//!   soundness VERIFICATION.md argues; [`fast_path`]: that fast path, one element conversion in
+//!   integer arithmetic, below the sweeps.
 //! - [`interp`]: clconv's IR run in Cranelift's own interpreter, a second opinion that tells
 //!   "the IR is wrong" from "the backend is wrong".
 //! - [`fuzz_targets`]: the logic of the cargo-fuzz harnesses (`fuzz/`), replayed on stable Rust
@@ -20,6 +21,7 @@
 pub mod check;
 pub mod cross;
 pub mod exhaustive;
+pub mod fast_path;
 pub mod fuzz_targets;
 pub mod interp;
 pub mod ledger;
