@@ -16,6 +16,7 @@
 //! - [`ledger`]: the exhaustive ledger (its file and the machine-code fingerprints), below the
 //!   sweeps; [`status`]: which runs of this build it proves, above both.
 //! - [`report`]: the generated `lowering-tables/REPORT.md`.
+//! - [`seed_budget`]: the inputs the sweeps give the conversions from 64-bit sources.
 #![deny(missing_docs)]
 
 pub mod check;
@@ -26,4 +27,5 @@ pub mod fuzz_targets;
 pub mod interp;
 pub mod ledger;
 pub mod report;
+pub mod seed_budget;
 pub mod status;

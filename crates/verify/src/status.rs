@@ -70,7 +70,7 @@ impl fmt::Display for Status {
                 "not checked",
                 format!(
                     "runs from 64-bit sources checked on the seed budget ({} inputs each)",
-                    exhaustive::WIDE_INPUTS
+                    crate::seed_budget::WIDE_INPUTS
                 ),
             )
         } else {
