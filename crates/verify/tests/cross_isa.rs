@@ -180,6 +180,19 @@ fn whole_matrix_on_s390x() {
     whole_matrix(Target::S390x);
 }
 
+/// `convert_<dst><width>[_<rounding>](<src><width>)`, half switched on.
+fn convert(src: ScalarType, dst: ScalarType, width: Width, rounding: Option<Rounding>) -> Request {
+    let c = Conversion::new(
+        VectorType::new(src, width),
+        VectorType::new(dst, width),
+        false,
+        rounding,
+        Extensions::with_fp16(),
+    )
+    .unwrap();
+    Request::Convert(c)
+}
+
 /// NaN through float <-> double and half <-> double: (source type, source bits, destination
 /// type, the bits clconv defines: the sign, the payload's top bits, the quiet bit set).
 const NAN_PINS: &[(ScalarType, u64, ScalarType, u64)] = {
@@ -231,15 +244,7 @@ fn nan_requests() -> Vec<(Request, Layout)> {
                 (Width::W3, Layout::Aligned),
                 (Width::W4, Layout::Packed),
             ] {
-                let c = Conversion::new(
-                    VectorType::new(src, width),
-                    VectorType::new(dst, width),
-                    false,
-                    rounding,
-                    Extensions::with_fp16(),
-                )
-                .unwrap();
-                out.push((Request::Convert(c), layout));
+                out.push((convert(src, dst, width, rounding), layout));
             }
         }
     }
@@ -307,15 +312,7 @@ fn every_small_float_to_float_on_the_vector_targets() {
         (Fp8E5M2, Float),
     ] {
         for width in [Width::W4, Width::W16] {
-            let c = Conversion::new(
-                VectorType::new(src, width),
-                VectorType::new(dst, width),
-                false,
-                None,
-                Extensions::with_fp16(),
-            )
-            .unwrap();
-            requests.push((Request::Convert(c), Layout::Packed));
+            requests.push((convert(src, dst, width, None), Layout::Packed));
         }
     }
     let every = |t: ScalarType| -> Vec<u64> { (0..1u64 << t.bits()).collect() };
