@@ -392,6 +392,40 @@ fn f32x4_to_bfloat(b: &mut FunctionBuilder, x: Value, rounding: Rounding, satura
 /// below: the first step of every conversion from half, bfloat16 and the 8-bit floats. Both
 /// give the same bits; which is shorter depends on the target, so the recipe names it
 /// (`half.round_native` interleaves, `half.round_native_widen` widens).
+///
+/// ```
+/// use clconv::lower::small_float::{small16_to_f32x4s, SmallFloat, Unpack};
+/// use clconv::ScalarType;
+/// use cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature, UserFuncName};
+/// use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
+/// use cranelift_codegen::{settings, verifier::verify_function};
+/// use target_lexicon::PointerWidth;
+/// use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+///
+/// // fn(I16X8 of half bits) -> two F32X4, once per way of spreading the lanes.
+/// for unpack in [Unpack::Interleave, Unpack::Widen] {
+///     let mut sig = Signature::new(CallConv::SystemV);
+///     sig.params.push(AbiParam::new(types::I16X8));
+///     sig.returns.extend([AbiParam::new(types::F32X4), AbiParam::new(types::F32X4)]);
+///     let mut func = Function::with_name_signature(UserFuncName::user(0, 0), sig);
+///     let mut ctx = FunctionBuilderContext::new();
+///     let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+///     let entry = b.create_block();
+///     b.append_block_params_for_function_params(entry);
+///     b.switch_to_block(entry);
+///     let halves = b.block_params(entry)[0];
+///     let half = SmallFloat::of(ScalarType::Half).unwrap();
+///     let [low, high] = small16_to_f32x4s(&mut b, half, unpack, halves);
+///     b.ins().return_(&[low, high]);
+///     b.seal_all_blocks();
+///     b.finalize(TargetFrontendConfig {
+///         default_call_conv: CallConv::SystemV,
+///         pointer_width: PointerWidth::U64,
+///         page_size_align_log2: 12,
+///     });
+///     verify_function(&func, &settings::Flags::new(settings::builder())).unwrap();
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unpack {
     /// A byte shuffle with a zero vector: one instruction on x86-64 (`punpcklwd`/`punpckhwd`)
