@@ -297,9 +297,9 @@ fn nan_payloads_between_float_double_and_half_on_riscv64() {
 
 /// Every half and bfloat16 bit pattern and every byte of the 8-bit floats, converted to float
 /// (and half to double) by the vector kernels of the ISAs that spread the small float's lanes
-/// differently (`half.round_native_widen` on s390x, `half.round_native_keep_nan_widen` on
-/// riscv64 with V, the interleave on aarch64), both tiers, bit for bit against the reference:
-/// the matrix run samples 16-bit sources, this covers all of them.
+/// differently (`half.round_native_widen` on s390x and riscv64 with V, whose half -> double
+/// takes `half.round_native_keep_nan_widen`; the interleave on aarch64), both tiers, bit for bit
+/// against the reference: the matrix run samples 16-bit sources, this covers all of them.
 #[test]
 fn every_small_float_to_float_on_the_vector_targets() {
     use ScalarType::{BFloat, Double, Float, Fp8E4M3, Fp8E5M2, Half};
