@@ -505,8 +505,9 @@ impl WordsToUpperHalves {
 
 /// bfloat16 -> float, exact, for one I16X8 of bfloat16 bits: two F32X4. A NaN is made quiet
 /// first, on the eight 16-bit lanes at once (its quiet bit is bit 6 of the bfloat16, bit 22 of
-/// the float); interleaving with zeros then puts each element in its lane's upper half
-/// (`punpcklwd`/`punpckhwd` on x86), which is the float. Six operations per eight lanes.
+/// the float); spreading the lanes by `unpack` then puts each element in a 32-bit lane's upper
+/// half, which is the float. Six operations per eight lanes with the interleave (`punpcklwd`/
+/// `punpckhwd` with zeros on x86).
 pub fn bfloat16x8_to_f32x4s(b: &mut FunctionBuilder, unpack: Unpack, v: Value) -> [Value; 2] {
     let h = types::I16X8;
     let abs_mask = splat_bits(b, h, 0x7fff);
