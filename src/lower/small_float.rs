@@ -448,44 +448,45 @@ const WORDS_INTO_UPPER_HALVES: [[u8; 16]; 2] = [
 /// Puts the low (`k = 0`) or the high (`k = 1`) four lanes of I16X8s into the upper halves
 /// of 32-bit lanes, zeros below, by [`Unpack`]. The interleave's zero vector is made once, in
 /// [`WordsToUpperHalves::new`].
-struct WordsToUpperHalves {
-    zero: Option<Value>,
+enum WordsToUpperHalves {
+    Interleave { zero: Value },
+    Widen,
 }
 
 impl WordsToUpperHalves {
     fn new(b: &mut FunctionBuilder, unpack: Unpack) -> Self {
-        let zero = match unpack {
-            Unpack::Interleave => Some(splat_bits(b, types::I16X8, 0)),
-            Unpack::Widen => None,
-        };
-        WordsToUpperHalves { zero }
+        match unpack {
+            Unpack::Interleave => WordsToUpperHalves::Interleave {
+                zero: splat_bits(b, types::I16X8, 0),
+            },
+            Unpack::Widen => WordsToUpperHalves::Widen,
+        }
     }
 
     /// Half `k` of `v` in the upper halves, as `ty` (I32X4 or F32X4).
     fn half(&self, b: &mut FunctionBuilder, v: Value, k: usize, ty: Type) -> Value {
-        match self.zero {
-            Some(zero) => {
-                let w = super::lanes::shuffle_bytes(b, zero, v, WORDS_INTO_UPPER_HALVES[k]);
-                bitcast_le(b, ty, w)
+        let w = match *self {
+            WordsToUpperHalves::Interleave { zero } => {
+                super::lanes::shuffle_bytes(b, zero, v, WORDS_INTO_UPPER_HALVES[k])
             }
-            None => {
-                let w = self.widened(b, v, k);
-                let w = b.ins().ishl_imm_u(w, 16);
-                bitcast_le(b, ty, w)
+            WordsToUpperHalves::Widen => {
+                let w = widened(b, v, k);
+                b.ins().ishl_imm_u(w, 16)
             }
-        }
+        };
+        bitcast_le(b, ty, w)
     }
 
     /// Half `k` of `v` in the upper halves and shifted right by `down` (1 to 16): I32X4. Widening
     /// shifts left by `16 - down` at once, which gives the same (the lower half is zero).
     fn half_shifted_down(&self, b: &mut FunctionBuilder, v: Value, k: usize, down: u32) -> Value {
-        match self.zero {
-            Some(_) => {
+        match *self {
+            WordsToUpperHalves::Interleave { .. } => {
                 let w = self.half(b, v, k, types::I32X4);
                 b.ins().ushr_imm_u(w, i64::from(down))
             }
-            None => {
-                let w = self.widened(b, v, k);
+            WordsToUpperHalves::Widen => {
+                let w = widened(b, v, k);
                 match 16 - down {
                     0 => w,
                     up => b.ins().ishl_imm_u(w, i64::from(up)),
@@ -493,13 +494,14 @@ impl WordsToUpperHalves {
             }
         }
     }
+}
 
-    fn widened(&self, b: &mut FunctionBuilder, v: Value, k: usize) -> Value {
-        if k == 0 {
-            b.ins().uwiden_low(v)
-        } else {
-            b.ins().uwiden_high(v)
-        }
+/// The low (`k = 0`) or high (`k = 1`) half of `v`'s lanes, zero-extended to twice the width.
+fn widened(b: &mut FunctionBuilder, v: Value, k: usize) -> Value {
+    if k == 0 {
+        b.ins().uwiden_low(v)
+    } else {
+        b.ins().uwiden_high(v)
     }
 }
 
@@ -608,11 +610,10 @@ pub fn bytes_to_upper_halves(b: &mut FunctionBuilder, unpack: Unpack, v: Value) 
                 bitcast_le(b, types::I16X8, w)
             })
         }
-        Unpack::Widen => {
-            let low = b.ins().uwiden_low(v);
-            let high = b.ins().uwiden_high(v);
-            [low, high].map(|w| b.ins().ishl_imm_u(w, 8))
-        }
+        Unpack::Widen => [0, 1].map(|k| {
+            let w = widened(b, v, k);
+            b.ins().ishl_imm_u(w, 8)
+        }),
     }
 }
 
