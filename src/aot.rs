@@ -542,6 +542,9 @@ impl ObjectBuilder {
         isa: &dyn TargetIsa,
         what: &str,
     ) -> Result<Context, AotError> {
+        // IR of a type shape the backend has no rule for is an error, not a panic in
+        // instruction selection.
+        crate::ir_types::check(&func).map_err(|why| self.compile_error(what, why))?;
         let mut ctx = Context::for_function(func);
         let compiled = catch_unwind(AssertUnwindSafe(|| {
             ctx.compile(isa, &mut ControlPlane::default())

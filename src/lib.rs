@@ -68,6 +68,7 @@ mod code_memory;
 mod fp_control;
 #[cfg(feature = "jit")]
 mod host;
+pub mod ir_types;
 #[cfg(feature = "jit")]
 #[cfg_attr(docsrs, doc(cfg(feature = "jit")))]
 pub mod jit;

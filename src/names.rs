@@ -458,14 +458,8 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
                 "sat" => Modifier::Sat(Rules::OPENCL),
                 "satsrc" => Modifier::Sat(Rules::WGSL),
                 "trap" => Modifier::Sat(Rules::TRAPPING),
-                "satmsb" => Modifier::Sat(Rules {
-                    nan: crate::rules::NanToInteger::HighBit,
-                    ..Rules::OPENCL
-                }),
-                "satsrcmsb" => Modifier::Sat(Rules {
-                    nan: crate::rules::NanToInteger::HighBit,
-                    ..Rules::WGSL
-                }),
+                "satmsb" => Modifier::Sat(Rules::HIGH_BIT_NAN),
+                "satsrcmsb" => Modifier::Sat(Rules::FLOAT_TO_INTEGER[4]),
                 "ftz" => Modifier::Float(FloatRule::Flush),
                 "clamp01" => Modifier::Float(FloatRule::Result(FloatResult::UnitInterval)),
                 "relu" => Modifier::Float(FloatRule::Result(FloatResult::Relu)),

@@ -333,6 +333,53 @@ impl Conversion {
 }
 
 impl Conversion {
+    /// Every conversion a name spells, each once: the matrix ([`Conversion::all`]) under every
+    /// rule set a modifier names, float -> integer (`_satsrc`, `_satmsb`, `_satsrcmsb`,
+    /// `_trap`: [`Rules::FLOAT_TO_INTEGER`]) and into or from float (`_ftz`, `_clamp01`,
+    /// `_relu`), where the name is legal. A rule set that gives OpenCL's results for a pair of
+    /// types is OpenCL's request ([`Conversion::with_rules`]), so it is not listed twice.
+    /// `clconv list` prints these; the test suite compiles and runs every one.
+    ///
+    /// ```
+    /// use clconv::{Conversion, Extensions};
+    /// let all = Conversion::every_named(Extensions::with_fp16());
+    /// assert!(all.iter().any(|c| c.to_string() == "convert_long_satmsb_rte(bfloat)"));
+    /// assert!(all.iter().any(|c| c.to_string() == "convert_int4_trap(float4)"));
+    /// assert!(all.iter().any(|c| c.to_string() == "convert_half_ftz_relu_rtz(float)"));
+    /// assert!(!all.iter().any(|c| c.to_string() == "convert_int_satsrc(short)"));
+    /// ```
+    pub fn every_named(ext: Extensions) -> Vec<Conversion> {
+        use crate::rules::FloatResult;
+        let results = [
+            FloatResult::Rounded,
+            FloatResult::UnitInterval,
+            FloatResult::Relu,
+        ];
+        let mut out = std::collections::BTreeSet::new();
+        for c in Conversion::all(ext) {
+            let dst_float = c.dst.elem.is_float();
+            for integer in Rules::FLOAT_TO_INTEGER {
+                // `_satsrc` and the others replace `_sat`, and only an integer takes them.
+                if integer != Rules::OPENCL && (!c.saturate || dst_float) {
+                    continue;
+                }
+                for flush_float_subnormals in [false, true] {
+                    for float_result in results {
+                        if float_result != FloatResult::Rounded && !dst_float {
+                            continue;
+                        }
+                        out.insert(c.with_rules(Rules {
+                            float_result,
+                            flush_float_subnormals,
+                            ..integer
+                        }));
+                    }
+                }
+            }
+        }
+        out.into_iter().collect()
+    }
+
     /// Every conversion whose rules are not OpenCL's and give other results (after
     /// [`Conversion::with_rules`]'s normalisation), at every width and rounding: WGSL's float
     /// -> integer clamp where it differs from `_sat` (360 with half, 240 without), and PTX's
@@ -522,6 +569,30 @@ impl Request {
             Reinterpretation::all(ext)
                 .into_iter()
                 .map(Request::Reinterpret),
+        );
+        out
+    }
+
+    /// Every request a name spells: [`Request::all`], then the conversions of
+    /// [`Conversion::every_named`] it does not hold (the rules of `_satsrc`, `_satmsb`,
+    /// `_trap`, `_ftz`, `_clamp01` and `_relu` from every source type they apply to), each
+    /// once. What `clconv list` prints, and what the test suite compiles.
+    ///
+    /// ```
+    /// use clconv::{Extensions, Request};
+    /// let ext = Extensions::with_fp16();
+    /// let named = Request::every_named(ext);
+    /// assert_eq!(named[..Request::all(ext).len()], Request::all(ext)[..]);
+    /// assert!(named.iter().any(|r| r.to_string() == "convert_ulong2_satmsb_rtn(fp8e5m2x2)"));
+    /// ```
+    pub fn every_named(ext: Extensions) -> Vec<Request> {
+        let mut out = Request::all(ext);
+        let listed: std::collections::HashSet<Request> = out.iter().copied().collect();
+        out.extend(
+            Conversion::every_named(ext)
+                .into_iter()
+                .map(Request::Convert)
+                .filter(|r| !listed.contains(r)),
         );
         out
     }

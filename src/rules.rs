@@ -123,6 +123,33 @@ impl Rules {
         ..Rules::OPENCL
     };
 
+    /// OpenCL's rules but NaN -> `1 << (width - 1)` (PTX's rule from `.f64` and into 64-bit
+    /// destinations), spelled `_satmsb`.
+    pub const HIGH_BIT_NAN: Rules = Rules {
+        nan: NanToInteger::HighBit,
+        ..Rules::OPENCL
+    };
+
+    /// Every float -> integer rule set a name's modifier spells: `_sat` ([`Rules::OPENCL`]),
+    /// `_satsrc` ([`Rules::WGSL`]), `_trap` ([`Rules::TRAPPING`]), `_satmsb`
+    /// ([`Rules::HIGH_BIT_NAN`]) and `_satsrcmsb` (WGSL's clamp with the high-bit NaN).
+    ///
+    /// ```
+    /// use clconv::rules::Rules;
+    /// let spelled: Vec<_> = Rules::FLOAT_TO_INTEGER.iter().map(|r| r.modifier()).collect();
+    /// assert_eq!(spelled, [None, Some("_satsrc"), Some("_trap"), Some("_satmsb"), Some("_satsrcmsb")]);
+    /// ```
+    pub const FLOAT_TO_INTEGER: [Rules; 5] = [
+        Rules::OPENCL,
+        Rules::WGSL,
+        Rules::TRAPPING,
+        Rules::HIGH_BIT_NAN,
+        Rules {
+            nan: NanToInteger::HighBit,
+            ..Rules::WGSL
+        },
+    ];
+
     /// PTX `cvt`'s rules for a float `src` -> integer `dst` conversion: clamped, and NaN gives 0,
     /// or `1 << (width - 1)` from an f64 source or into a 64-bit destination.
     pub const fn ptx(src: ScalarType, dst: ScalarType) -> Rules {
@@ -285,6 +312,9 @@ fn exact_at_most(src: ScalarType, m: u128) -> i128 {
         ScalarType::Float => (24, ((1u128 << 24) - 1) << 104),
         // Every 64-bit integer is below double's largest finite value.
         ScalarType::Double => (53, u128::MAX),
+        ScalarType::BFloat => (8, ((1u128 << 8) - 1) << 120),
+        ScalarType::Fp8E4M3 => (4, 448),
+        ScalarType::Fp8E5M2 => (3, 57344),
         _ => unreachable!("integer_bounds checked that the source is a float"),
     };
     let m = m.min(max_finite);

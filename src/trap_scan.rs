@@ -3,13 +3,14 @@
 //! converts only what comes before it and the caller gets a typed error naming it
 //! ([`crate::jit::JitError::Trap`]).
 //!
-//! The test is exact in host arithmetic: every half, float and double is a double, rounding a
+//! The test is exact in host arithmetic: every half, bfloat16, fp8, float and double is a double, rounding a
 //! double to an integral value (`trunc`, `round_ties_even`, `ceil`, `floor`) is exact, and the
 //! bounds (0 or -2^(N-1), and 2^N or 2^(N-1)) are doubles. `tests/traps.rs` checks it against
-//! [`crate::reference::traps`] (soft-float, from the WebAssembly words) on every half and on
-//! float and double edges.
+//! [`crate::reference::traps`] (soft-float, from the WebAssembly words) on every half, bfloat16
+//! and fp8 pattern and on float and double edges.
 
 use crate::buffer::bytes_per_vector;
+use crate::lower::small_float::SmallFloat;
 use crate::request::Conversion;
 use crate::types::{Layout, Rounding, ScalarType};
 
@@ -66,24 +67,33 @@ pub(crate) fn first(conv: &Conversion, layout: Layout, src: &[u8]) -> Option<Fir
     None
 }
 
-/// The exact double of a half, float or double's bits.
+/// The exact double of a floating type's bits (half, bfloat16 and fp8 included).
 fn as_f64(t: ScalarType, bits: u64) -> f64 {
     match t {
         ScalarType::Double => f64::from_bits(bits),
         ScalarType::Float => f64::from(f32::from_bits(bits as u32)),
         _ => {
-            let negative = bits & 0x8000 != 0;
-            let exp = (bits >> 10) & 0x1f;
-            let mantissa = bits & 0x3ff;
-            let magnitude = match exp {
-                0x1f if mantissa != 0 => f64::NAN,
-                0x1f => f64::INFINITY,
-                // Subnormal: mantissa x 2^-24, a product of exact doubles.
-                0 => mantissa as f64 * (1.0 / 16_777_216.0),
-                // Normal: the same bits, rebiased into a double's fields.
-                _ => f64::from_bits(((exp + 1023 - 15) << 52) | (mantissa << 42)),
+            let Some(fmt) = SmallFloat::of(t) else {
+                unreachable!("first() checked that the source is a float")
             };
-            if negative {
+            let magnitude_bits = bits & u64::from(fmt.magnitude_mask());
+            let largest = u64::from(fmt.largest_non_nan());
+            let exp = (magnitude_bits >> fmt.fraction) as i32;
+            let fraction = magnitude_bits & ((1 << fmt.fraction) - 1);
+            let bias = fmt.bias as i32;
+            let magnitude = if magnitude_bits > largest {
+                f64::NAN
+            } else if !fmt.nan_only && magnitude_bits == largest {
+                f64::INFINITY
+            } else if exp == 0 {
+                // Subnormal: fraction x 2^(1 - bias - fraction bits), a product of exact
+                // doubles (a power of two is exact).
+                fraction as f64 * 2f64.powi(1 - bias - fmt.fraction as i32)
+            } else {
+                ((1 << fmt.fraction) | fraction) as f64
+                    * 2f64.powi(exp - bias - fmt.fraction as i32)
+            };
+            if bits >> (fmt.width - 1) & 1 != 0 {
                 -magnitude
             } else {
                 magnitude

@@ -24,6 +24,51 @@ fn round_trip_opencl_spelling_whole_matrix() {
     }
 }
 
+/// `Request::every_named` is exactly what the parser accepts: every spelling of the grammar
+/// (every destination and source of one width, every float -> integer modifier, `_ftz`, each
+/// float clamp, every rounding: 211,680 names) is parsed, and the requests accepted are the
+/// list's conversions, no more and no fewer. Each listed request's name parses back to it.
+#[test]
+fn every_named_request_is_listed_and_every_listed_one_parses() {
+    for ext in [FP16, NO_FP16] {
+        let mut accepted = BTreeSet::new();
+        for dst in VectorType::all() {
+            for src in VectorType::all().filter(|s| s.width == dst.width) {
+                for sat in ["", "_sat", "_satsrc", "_satmsb", "_satsrcmsb", "_trap"] {
+                    for ftz in ["", "_ftz"] {
+                        for clamp in ["", "_clamp01", "_relu"] {
+                            for mode in ["", "_rte", "_rtz", "_rtp", "_rtn"] {
+                                let name = format!("convert_{dst}{sat}{ftz}{clamp}{mode}({src})");
+                                if let Ok(r) = Request::parse(&name, ext) {
+                                    accepted.insert(r);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let listed = Request::every_named(ext);
+        let conversions: BTreeSet<Request> = listed
+            .iter()
+            .copied()
+            .filter(|r| matches!(r, Request::Convert(_)))
+            .collect();
+        let unlisted: Vec<_> = accepted.difference(&conversions).take(5).collect();
+        let unparsed: Vec<_> = conversions.difference(&accepted).take(5).collect();
+        assert!(unlisted.is_empty(), "accepted but not listed: {unlisted:?}");
+        assert!(unparsed.is_empty(), "listed but not accepted: {unparsed:?}");
+        assert_eq!(
+            listed.len(),
+            BTreeSet::from_iter(listed.iter()).len(),
+            "listed twice"
+        );
+        for r in &listed {
+            assert_eq!(Request::parse(&r.to_string(), ext), Ok(*r), "{r}");
+        }
+    }
+}
+
 #[test]
 fn round_trip_mangled_whole_matrix() {
     let mut seen = BTreeSet::new();

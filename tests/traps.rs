@@ -6,10 +6,10 @@
 #![cfg(feature = "jit")]
 
 use clconv::cranelift_codegen::ir::{types, InstBuilder, MemFlagsData};
-use clconv::jit::{Half, Jit, JitError};
+use clconv::jit::{Jit, JitError};
 use clconv::languages::Language;
 use clconv::lower::{ElementConversion, Lowering};
-use clconv::{reference, Conversion, Extensions, Request, Rounding, ScalarType};
+use clconv::{reference, Conversion, Extensions, Request, Rounding};
 use counted_loop::counted_loop;
 use cranelift_module::Module;
 
@@ -85,10 +85,11 @@ fn kernels_stop_at_the_first_trap() {
     assert_eq!(dst, [1, 2, 3, 4, 9, 9, 9, 9]);
 }
 
-/// Every half into int and uchar: the kernel traps exactly where the reference says, at the
-/// first such element (all 2^16 inputs, one batch per input so each is the first).
+/// Every half, bfloat16 and fp8 pattern into int and uchar: the kernel traps exactly where the
+/// reference says, at the first such element (every input, one batch per input so each is the
+/// first).
 #[test]
-fn every_half_traps_where_the_reference_says() {
+fn every_small_float_traps_where_the_reference_says() {
     let jit = Jit::with_options(
         clconv::jit::X64Flags::Host,
         Extensions::with_fp16(),
@@ -96,18 +97,25 @@ fn every_half_traps_where_the_reference_says() {
     )
     .unwrap();
     let ext = Extensions::with_fp16();
-    for name in ["convert_int_trap(half)", "convert_uchar_trap_rte(half)"] {
+    for name in [
+        "convert_int_trap(half)",
+        "convert_uchar_trap_rte(half)",
+        "convert_short_trap_rtn(bfloat)",
+        "convert_uchar_trap_rtp(bfloat)",
+        "convert_char_trap(fp8e4m3)",
+        "convert_uchar_trap_rtn(fp8e5m2)",
+    ] {
         let Request::Convert(c) = Request::parse(name, ext).unwrap() else {
             unreachable!()
         };
         let kernel = jit.compile(name).unwrap();
         let (mut traps, mut ok) = (0, 0);
-        for bits in 0..=u16::MAX {
-            let expected = reference::traps(&c, Rounding::Rte, bits.into());
-            let got = match c.dst().elem {
-                ScalarType::Int => kernel.run(&[Half(bits)], &mut [0i32]),
-                _ => kernel.run(&[Half(bits)], &mut [0u8]),
-            };
+        let (src_bytes, dst_bytes) = (c.src().elem.bytes(), c.dst().elem.bytes());
+        for bits in 0..1u64 << c.src().elem.bits() {
+            let expected = reference::traps(&c, Rounding::Rte, bits);
+            let src = &bits.to_le_bytes()[..src_bytes];
+            let mut dst = [0u8; 8];
+            let got = kernel.run_bytes(clconv::Layout::Packed, src, &mut dst[..dst_bytes]);
             assert_eq!(got.is_err(), expected, "{name} on {bits:#06x}: {got:?}");
             if expected {
                 traps += 1;
@@ -115,8 +123,9 @@ fn every_half_traps_where_the_reference_says() {
                 ok += 1;
             }
         }
+        let least = if src_bytes == 1 { 20 } else { 1000 };
         assert!(
-            traps > 1000 && ok > 1000,
+            traps > least && ok > least,
             "{name}: {traps} trap, {ok} do not"
         );
     }

@@ -42,8 +42,8 @@ pub(crate) fn element(b: &mut FunctionBuilder, spec: &BlockSpec, y: Value) -> Va
     clamp(b, spec, ty, y, lo, hi, |b, bound| int_const(b, ty, bound))
 }
 
-/// `y`, one element of `spec`'s destination under its rules, given the source element `x` (half
-/// as I16 bits): the clamp of [`element`], then what NaN gives when the rules say other than 0
+/// `y`, one element of `spec`'s destination under its rules, given the source element `x` (half,
+/// bfloat16 and fp8 as their bits): the clamp of [`element`], then what NaN gives when the rules say other than 0
 /// (PTX's `1 << (width - 1)`): a select on the source being NaN.
 pub(crate) fn element_from(b: &mut FunctionBuilder, spec: &BlockSpec, x: Value, y: Value) -> Value {
     use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -52,13 +52,18 @@ pub(crate) fn element_from(b: &mut FunctionBuilder, spec: &BlockSpec, x: Value, 
     if nan_bits == 0 {
         return y;
     }
-    let is_nan = if spec.src == crate::types::ScalarType::Half {
-        // A half NaN's magnitude bits are above infinity's, 0x7c00.
-        let magnitude = b.ins().band_imm_u(x, 0x7fff);
-        b.ins()
-            .icmp_imm_u(IntCC::UnsignedGreaterThan, magnitude, 0x7c00)
-    } else {
-        b.ins().fcmp(FloatCC::Unordered, x, x)
+    // The formats narrower than float arrive as their bits (I16, I8), which no backend
+    // compares as floats: their NaNs are the magnitudes above the largest non-NaN one.
+    let is_nan = match SmallFloat::of(spec.src) {
+        Some(fmt) => {
+            let magnitude = b.ins().band_imm_u(x, i64::from(fmt.magnitude_mask()));
+            b.ins().icmp_imm_u(
+                IntCC::UnsignedGreaterThan,
+                magnitude,
+                i64::from(fmt.largest_non_nan()),
+            )
+        }
+        None => b.ins().fcmp(FloatCC::Unordered, x, x),
     };
     let ty = element_type(spec.dst);
     let c = int_const(b, ty, nan_bits as i128);

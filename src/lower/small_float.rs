@@ -114,6 +114,25 @@ impl SmallFloat {
         }
     }
 
+    /// The largest magnitude's bits that are not a NaN: infinity's, or for E4M3 (no infinity)
+    /// the largest finite one's. A NaN's magnitude is above it.
+    ///
+    /// ```
+    /// use clconv::lower::small_float::SmallFloat;
+    /// use clconv::ScalarType::{BFloat, Fp8E4M3, Fp8E5M2, Half};
+    /// assert_eq!(SmallFloat::of(Half).unwrap().largest_non_nan(), 0x7c00);
+    /// assert_eq!(SmallFloat::of(BFloat).unwrap().largest_non_nan(), 0x7f80);
+    /// assert_eq!(SmallFloat::of(Fp8E4M3).unwrap().largest_non_nan(), 0x7e);
+    /// assert_eq!(SmallFloat::of(Fp8E5M2).unwrap().largest_non_nan(), 0x7c);
+    /// ```
+    pub const fn largest_non_nan(self) -> u32 {
+        if self.nan_only {
+            self.max_finite()
+        } else {
+            self.first_beyond()
+        }
+    }
+
     /// float's exponent field minus this format's, for the same power of two.
     const fn rebias(self) -> u32 {
         127 - self.bias

@@ -145,11 +145,13 @@ fn list(args: &args::ListArgs) -> Result<ExitCode, Usage> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    // Every request a name spells, then the languages' chains (which print as the OpenCL C
+    // expression they evaluate): everything `run` and `compile` accept by name.
     let ext = args.fp16.ext();
-    let beyond = clconv::languages::beyond_the_matrix()
+    let chains = clconv::languages::chains()
         .into_iter()
         .filter(|r| ext.fp16 || !r.uses_half());
-    for r in Request::all(ext).into_iter().chain(beyond) {
+    for r in Request::every_named(ext).into_iter().chain(chains) {
         let name = r.to_string();
         if name.contains(filter) {
             out!("{name}\t{}", r.mangled());
