@@ -182,7 +182,7 @@ mod through_the_jit {
         );
         run(
             &jit,
-            "ptx:cvt.rn.sat.f64.f32",
+            "ptx:cvt.sat.f64.f32",
             &[0.25f32, -1e-45],
             &[0.25f64, 0.0],
         );
@@ -215,12 +215,7 @@ mod through_the_jit {
         // A double whose float is subnormal: flushed, its sign kept; a subnormal operand too.
         let ftz = "ptx:cvt.rn.ftz.f32.f64";
         run(&jit, ftz, &[-1e-40f64, 1e-30], &[-0.0f32, 1e-30]);
-        run(
-            &jit,
-            "ptx:cvt.rn.ftz.f64.f32",
-            &[-tiny, 1.5],
-            &[-0.0f64, 1.5],
-        );
+        run(&jit, "ptx:cvt.ftz.f64.f32", &[-tiny, 1.5], &[-0.0f64, 1.5]);
         let satfinite = "ptx:cvt.rn.satfinite.bf16.f32";
         let src = [f32::MAX, f32::NEG_INFINITY, 3.0];
         let want = [
@@ -357,6 +352,12 @@ fn each_spelling_is_the_request_its_rules_make() {
         ("wgsl:f16(f32)", "convert_half_rte(float)"),
         ("wgsl:i32(u32)", "convert_int(uint)"),
         ("wgsl:bitcast<vec2<f16>>(u32)", "as_half2(uint)"),
+        // The identity overload `bitcast<T>(e: T) -> T`, vec3<f16> included.
+        ("wgsl:bitcast<vec3<f16>>(vec3<f16>)", "as_half3(half3)"),
+        ("wgsl:bitcast<u32>(u32)", "as_uint(uint)"),
+        // WebAssembly's sign-extension operators: the low bits, sign-extended.
+        ("wasm:i32.extend8_s", "convert_int(convert_char(int))"),
+        ("wasm:i64.extend32_s", "convert_long(convert_int(long))"),
         ("hlsl:int(float)", "convert_int_sat(float)"),
         ("hlsl:(int4)float4", "convert_int4_sat(float4)"),
         (
@@ -445,7 +446,11 @@ fn what_a_language_does_not_have_is_a_typed_error() {
         ("wgsl:i32(bool)", "bool is no number"),
         ("wgsl:i64(f32)", "WGSL has no such type"),
         ("wgsl:vec4<i32>(vec2<f32>)", "keeps the component count"),
-        ("wgsl:bitcast<vec3<f16>>(vec3<f16>)", "vec3<f16>"),
+        ("wgsl:bitcast<vec3<i32>>(vec4<u32>)", "same component count"),
+        ("wgsl:bitcast<vec4<f32>>(vec3<u32>)", "same component count"),
+        ("wgsl:bitcast<vec3<f16>>(vec3<u32>)", "(17.2.1)"),
+        ("wgsl:bitcast<f16>(vec2<u8>)", "unknown type"),
+        ("wgsl:bitcast<vec2<f16>>(vec2<i32>)", "vec4<f16> <-> vec2"),
         ("wgsl:i32 f32", "write e.g."),
         ("wgsl:", "nothing follows"),
         ("hlsl:f32tof16(half)", "takes float"),
@@ -469,9 +474,31 @@ fn what_a_language_does_not_have_is_a_typed_error() {
         ("ptx:cvt.rn.satfinite.f16.f32", "does not yet"),
         ("ptx:cvt.ftz.s32.s8", "needs an .f32"),
         ("ptx:cvt.rn.s32.f32", ".rni, .rzi, .rmi or .rpi"),
+        // The ISA's rounding rules: required where a conversion can be inexact or is float ->
+        // integer, illegal elsewhere; `.sat` only where something can saturate.
+        ("ptx:cvt.s32.f32", "Integer rounding is required"),
+        ("ptx:cvt.f32.s32", "Floating-point rounding is required"),
+        ("ptx:cvt.f16.f32", "loss of precision"),
+        ("ptx:cvt.bf16.f16", "loss of precision"),
+        ("ptx:cvt.rn.f32.f16", "Floating-point rounding is illegal"),
+        ("ptx:cvt.rz.f64.f32", "every .f32 is an .f64"),
+        (
+            "ptx:cvt.rm.ftz.sat.f32.bf16",
+            "Floating-point rounding is illegal",
+        ),
+        ("ptx:cvt.rn.s32.s16", "takes no rounding modifier"),
+        ("ptx:cvt.rni.f32.s32", "Integer rounding is illegal"),
+        ("ptx:cvt.rni.f16.f32", "Integer rounding is illegal"),
+        ("ptx:cvt.sat.s32.s16", "saturation is not possible"),
+        ("ptx:cvt.sat.u32.u8", "saturation is not possible"),
+        ("ptx:cvt.sat.s64.u32", "saturation is not possible"),
+        ("ptx:cvt.sat.f32.bf16", "Illegal modifier '.sat'"),
+        ("ptx:cvt.rn.sat.f16.bf16", "Illegal modifier '.sat'"),
+        ("cuda:__int2double_rz", "only `__int2double_rn`"),
+        ("cuda:__uint2double_rd", "only `__uint2double_rn`"),
+        ("cuda:__double2half_rn", "no rounding suffix"),
         ("rust:f32 to i8", "expected `<type> as <type>`"),
         ("rust:f32 as i128", "128-bit"),
-        ("wasm:i32.extend8_s", "sign-extends the low bits"),
         ("wasm:i16x8.trunc_f16x8_s", "defines no result"),
         ("wasm:i32x4.extmul_low_i16x8_s", "arithmetic"),
     ] {

@@ -8,9 +8,10 @@
 //! `.rzi`, `.rmi`, `.rpi`); NaN gives 0, except from an `.f64` source or into an `.s64`/`.u64`
 //! destination, where it gives `1 << (width - 1)` ([`crate::rules::NanToInteger::HighBit`], spelled
 //! `_satmsb`). Into floats the modifier is `.rn`, `.rz`, `.rm` or `.rp`. Integer -> integer
-//! truncates or extends, and clamps with `.sat`. The ISA calls the rounding modifier mandatory
-//! for float <-> integer and narrowing conversions; clconv reads a `cvt` without one with the
-//! ISA's examples' defaults (toward zero into integers, nearest-even into floats).
+//! truncates or extends, and clamps with `.sat`. The modifiers a `cvt` takes are the ISA's, as
+//! ptxas enforces them: integer rounding exactly where float -> integer, float rounding exactly
+//! where integer -> float or a float conversion loses precision (an exact widening takes none),
+//! `.sat` only where the destination's range does not hold the source's.
 //! PTX's float rules are rules of the request ([`crate::rules::FloatResult`]): `.sat` on an
 //! `.f16`, `.f32` or `.f64` destination clamps to [0.0, 1.0] (`_clamp01`), `.relu` on `.f16`
 //! and `.bf16` gives +0 for a negative result (`_relu`), `.ftz` flushes `.f32` subnormal
@@ -120,13 +121,76 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
     }
     let ext = Extensions::with_fp16();
     let (s, d) = (VectorType::scalar(src), VectorType::scalar(dst));
+    // "Integer rounding is required for float-to-integer conversions, and for same-size
+    // float-to-float conversions where the value is rounded to an integer. Integer rounding is
+    // illegal in all other instances. Floating-point rounding is required for float-to-float
+    // conversions that result in loss of precision, and for integer-to-float conversions.
+    // Floating-point rounding is illegal in all other instances." (PTX ISA, cvt.)
+    let kind = rounding_kind(src, dst);
+    if src == dst && src.is_float() && integer_rounding.is_some() {
+        return Err(bad(
+            "`.rni` and friends on a float destination round to an integral float, which is \
+             not a conversion clconv lowers"
+                .into(),
+        ));
+    }
+    let exact = if src.is_integer() {
+        "an integer -> integer cvt".to_string()
+    } else if src == dst {
+        format!("cvt.{dtype}.{atype} (the same type)")
+    } else {
+        format!("this cvt is exact (every .{atype} is an .{dtype}) and")
+    };
+    let why = match (kind, integer_rounding.is_some(), rounding.is_some()) {
+        (RoundingKind::Integer, false, _) => Some(
+            "a float -> integer cvt must round with .rni, .rzi, .rmi or .rpi (the ISA: \
+             \"Integer rounding is required for float-to-integer conversions\")"
+                .to_string(),
+        ),
+        (RoundingKind::Integer, true, true) => Some(
+            "a float -> integer cvt rounds with .rni, .rzi, .rmi or .rpi, not .rn and friends"
+                .to_string(),
+        ),
+        (RoundingKind::Float, true, _) => Some(
+            "into a float, cvt rounds with .rn, .rz, .rm or .rp (the ISA: \"Integer rounding \
+             is illegal in all other instances\")"
+                .to_string(),
+        ),
+        (RoundingKind::Float, false, false) => Some(format!(
+            "{} must round with .rn, .rz, .rm or .rp (the ISA: \"Floating-point rounding is \
+             required for float-to-float conversions that result in loss of precision, and for \
+             integer-to-float conversions\")",
+            if src.is_integer() {
+                "an integer -> float cvt"
+            } else {
+                "a float -> float cvt that loses precision"
+            }
+        )),
+        (RoundingKind::None, true, _) | (RoundingKind::None, _, true) => Some(format!(
+            "{exact} takes no rounding modifier (the ISA: \"Floating-point rounding is illegal \
+             in all other instances\"; integer rounding likewise)"
+        )),
+        _ => None,
+    };
+    if let Some(why) = why {
+        return Err(bad(why));
+    }
+    // ".sat ... is illegal in cases where saturation is not possible based on the source and
+    // destination types" (PTX ISA, cvt); ptxas also refuses `.sat` into a float from `.bf16`.
+    if sat && !saturation_possible(src, dst) {
+        let why = if src == ScalarType::BFloat {
+            "ptxas refuses `.sat` into a float from .bf16 (\"Illegal modifier '.sat'\")".to_string()
+        } else {
+            format!(
+                "every .{atype} is in .{dtype}'s range, so nothing saturates (the ISA: `.sat` \
+                 \"is illegal in cases where saturation is not possible based on the source \
+                 and destination types\")"
+            )
+        };
+        return Err(bad(why));
+    }
     let conversion = match (src.is_float(), dst.is_float()) {
         (true, false) => {
-            if rounding.is_some() {
-                return Err(bad(
-                    "a float -> integer cvt rounds with .rni, .rzi, .rmi or .rpi".into(),
-                ));
-            }
             let ptx = Rules::ptx(src, dst);
             Conversion::new(s, d, true, integer_rounding, ext)?.with_rules(Rules {
                 out_of_range: ptx.out_of_range,
@@ -135,18 +199,6 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
             })
         }
         (_, true) => {
-            if integer_rounding.is_some() && src.is_integer() {
-                return Err(bad(
-                    "an integer -> float cvt rounds with .rn, .rz, .rm or .rp".into(),
-                ));
-            }
-            if integer_rounding.is_some() {
-                return Err(bad(
-                    "`.rni` and friends on a float destination round to an integral float, \
-                     which is not a conversion clconv lowers"
-                        .into(),
-                ));
-            }
             // `.sat` into .f16, .f32, .f64: "limits the result to the range [0.0, 1.0]";
             // `.satfinite` into .bf16 is clconv's `_sat` there.
             if sat {
@@ -164,21 +216,64 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
                 }
                 rules.float_result = FloatResult::UnitInterval;
             }
+            // Exact widenings have no rounding; the request's (nearest-even) changes nothing.
             let rounding = rounding.unwrap_or(Rounding::Rte);
             Conversion::new(s, d, satfinite, Some(rounding), ext)?.with_rules(rules)
         }
         (false, false) => {
-            if rounding.is_some() || integer_rounding.is_some() {
-                return Err(bad(
-                    "an integer -> integer cvt takes no rounding modifier".into()
-                ));
-            }
-            // `.ftz`, `.relu` and `.satfinite` were refused above: each needs a float type.
+            // `.ftz`, `.relu` and `.satfinite` were refused above: each needs a float type;
+            // the rounding modifiers just above.
             debug_assert!(rules == Rules::OPENCL && !satfinite);
             Conversion::new(s, d, sat, None, ext)?
         }
     };
     Ok(Request::Convert(conversion))
+}
+
+/// Which rounding modifier a `cvt` from `src` into `dst` takes: the ISA's rules, quoted in
+/// [`parse_cvt`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RoundingKind {
+    /// `.rni`, `.rzi`, `.rmi`, `.rpi`: float -> integer.
+    Integer,
+    /// `.rn`, `.rz`, `.rm`, `.rp`: integer -> float, and float -> float losing precision.
+    Float,
+    /// None: integer -> integer, exact float widenings, a float to its own type.
+    None,
+}
+
+fn rounding_kind(src: ScalarType, dst: ScalarType) -> RoundingKind {
+    match (src.is_float(), dst.is_float()) {
+        (true, false) => RoundingKind::Integer,
+        (false, true) => RoundingKind::Float,
+        (false, false) => RoundingKind::None,
+        (true, true) if src != dst && !widens_exactly(src, dst) => RoundingKind::Float,
+        (true, true) => RoundingKind::None,
+    }
+}
+
+/// True when every value of the float type `src` is a value of `dst` (.f16 and .bf16 into .f32
+/// and .f64, .f32 into .f64).
+fn widens_exactly(src: ScalarType, dst: ScalarType) -> bool {
+    use ScalarType::{BFloat, Double, Float, Half};
+    matches!(
+        (src, dst),
+        (Half | BFloat, Float | Double) | (Float, Double)
+    )
+}
+
+/// True when `.sat` is legal on a `cvt` from `src` into `dst`: the destination's range is not a
+/// superset of the source's (into an integer), or the destination is a float that `.sat`
+/// clamps to [0.0, 1.0], from anything but `.bf16`.
+fn saturation_possible(src: ScalarType, dst: ScalarType) -> bool {
+    match (src.is_float(), dst.is_float()) {
+        (true, false) => true,
+        (false, false) => {
+            let (lo, hi) = (src.int_min(), src.int_max());
+            lo < dst.int_min() || hi > dst.int_max()
+        }
+        (_, true) => src != ScalarType::BFloat,
+    }
 }
 
 fn mode(m: &str) -> Rounding {
@@ -194,6 +289,10 @@ pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
     parse_cvt(text)
 }
 
+/// Every `cvt` of the scalar types the ISA allows: each pair of types with the rounding
+/// modifiers it takes ([`rounding_kind`]), without and (where legal) with `.sat`, and with
+/// `.ftz` where an `.f32` is; `.relu` and `.satfinite` into .f16 and .bf16 from .f32 (`.rn` and
+/// `.rz` only); the float rules on .f32 -> .f32.
 pub(super) fn spellings() -> Vec<String> {
     let mut out = Vec::new();
     for (d, dt) in TYPES {
@@ -201,40 +300,25 @@ pub(super) fn spellings() -> Vec<String> {
             if d == a {
                 continue;
             }
-            match (at.is_float(), dt.is_float()) {
-                (true, false) => {
-                    for m in ["rni", "rzi", "rmi", "rpi"] {
-                        out.push(format!("cvt.{m}.{d}.{a}"));
-                    }
-                }
-                (_, true) => {
-                    for m in ["rn", "rz", "rm", "rp"] {
-                        out.push(format!("cvt.{m}.{d}.{a}"));
-                    }
-                }
-                (false, false) => {
-                    out.push(format!("cvt.{d}.{a}"));
-                    out.push(format!("cvt.sat.{d}.{a}"));
-                }
-            }
-            // The float rules in every rounding: `.sat` into .f16, .f32, .f64; `.ftz` where an
-            // .f32 is, alone and (into a float) with `.sat`.
-            let (float_modes, int_modes) = (["rn", "rz", "rm", "rp"], ["rni", "rzi", "rmi", "rpi"]);
-            if matches!(d, "f16" | "f32" | "f64") {
-                for m in float_modes {
-                    out.push(format!("cvt.{m}.sat.{d}.{a}"));
-                }
-            }
-            if (d == "f32" || a == "f32") && (dt.is_float() || at.is_float()) {
-                let modes = if dt.is_float() {
-                    float_modes
-                } else {
-                    int_modes
-                };
-                for m in modes {
-                    out.push(format!("cvt.{m}.ftz.{d}.{a}"));
-                    if matches!(d, "f16" | "f32" | "f64") {
-                        out.push(format!("cvt.{m}.ftz.sat.{d}.{a}"));
+            let modes: &[&str] = match rounding_kind(at, dt) {
+                RoundingKind::Integer => &["rni.", "rzi.", "rmi.", "rpi."],
+                RoundingKind::Float => &["rn.", "rz.", "rm.", "rp."],
+                RoundingKind::None => &[""],
+            };
+            let sats: &[&str] = if saturation_possible(at, dt) {
+                &["", "sat."]
+            } else {
+                &[""]
+            };
+            let ftzs: &[&str] = if d == "f32" || a == "f32" {
+                &["", "ftz."]
+            } else {
+                &[""]
+            };
+            for m in modes {
+                for ftz in ftzs {
+                    for sat in sats {
+                        out.push(format!("cvt.{m}{ftz}{sat}{d}.{a}"));
                     }
                 }
             }
@@ -250,12 +334,16 @@ pub(super) fn spellings() -> Vec<String> {
             }
         }
     }
+    out.push("cvt.ftz.f32.f32".into());
     out.push("cvt.sat.f32.f32".into());
     out.push("cvt.ftz.sat.f32.f32".into());
     out
 }
 
-/// CUDA's conversion intrinsics: name, the `cvt` nvcc emits for it.
+/// CUDA's conversion intrinsics: name, the `cvt` nvcc emits for it. The names are those CUDA
+/// 13's `crt/device_functions.h` (`__float2int_rn`, ...) and `cuda_fp16.h` declare: no
+/// `__int2double_rz`/`_ru`/`_rd` (an int is exact in a double: only `_rn` exists), and
+/// `__double2half` without a rounding suffix.
 pub(super) fn cuda_spellings() -> Vec<(String, String)> {
     let mut out = Vec::new();
     let ints = [
@@ -270,6 +358,11 @@ pub(super) fn cuda_spellings() -> Vec<(String, String)> {
         for (i, it) in ints {
             for (s, p) in modes {
                 out.push((format!("__{f}2{i}_{s}"), format!("cvt.{p}i.{it}.{ft}")));
+                // Every 32-bit integer is a double: CUDA declares `__int2double_rn` and
+                // `__uint2double_rn` alone.
+                if f == "double" && matches!(i, "int" | "uint") && s != "rn" {
+                    continue;
+                }
                 out.push((format!("__{i}2{f}_{s}"), format!("cvt.{p}.{ft}.{it}")));
             }
         }
@@ -277,7 +370,6 @@ pub(super) fn cuda_spellings() -> Vec<(String, String)> {
     for (s, p) in modes {
         out.push((format!("__double2float_{s}"), format!("cvt.{p}.f32.f64")));
         out.push((format!("__float2half_{s}"), format!("cvt.{p}.f16.f32")));
-        out.push((format!("__double2half_{s}"), format!("cvt.{p}.f16.f64")));
         for (i, it) in ints {
             out.push((format!("__half2{i}_{s}"), format!("cvt.{p}i.{it}.f16")));
             out.push((format!("__{i}2half_{s}"), format!("cvt.{p}.f16.{it}")));
@@ -294,12 +386,25 @@ pub(super) fn parse_cuda(text: &str) -> Result<Request, RequestError> {
     let name = text.strip_suffix("()").unwrap_or(text);
     match cuda_spellings().into_iter().find(|(n, _)| n == name) {
         Some((_, cvt)) => parse_cvt(&cvt),
-        None => Err(syntax::error(
-            Language::Cuda,
-            text,
-            "it is not one of the conversion intrinsics: e.g. `cuda:__float2int_rn`, \
-             `cuda:__double2float_ru`, `cuda:__float2half_rz`, `cuda:__half2float`"
-                .into(),
-        )),
+        None => {
+            let why = if let Some(int) = ["__int2double_", "__uint2double_"]
+                .into_iter()
+                .find(|p| name.starts_with(p))
+            {
+                format!(
+                    "CUDA declares only `{int}rn`: every 32-bit integer is a double, so no \
+                     rounding direction can differ"
+                )
+            } else if name.starts_with("__double2half_") {
+                "CUDA declares `__double2half` (round to nearest-even), with no rounding \
+                 suffix"
+                    .into()
+            } else {
+                "it is not one of the conversion intrinsics: e.g. `cuda:__float2int_rn`, \
+                 `cuda:__double2float_ru`, `cuda:__float2half_rz`, `cuda:__half2float`"
+                    .into()
+            };
+            Err(syntax::error(Language::Cuda, text, why))
+        }
     }
 }

@@ -180,6 +180,21 @@ fn moved(src: VectorType, first: usize, dst: VectorType) -> Result<Request, Requ
     }
 }
 
+/// The sign-extension operators (name, operand and result type, the narrow type whose low bits
+/// are sign-extended): "extend a signed integer" of the low 8, 16 or 32 bits to the operand's
+/// own width (WebAssembly 2.0, 4.3.2 "iextendM_s"). A chain of two conversions: the low bits
+/// kept (`convert_char(int)`, which wraps), then sign-extended (`convert_int(char)`).
+const SIGN_EXTEND: [(&str, ScalarType, ScalarType); 5] = {
+    use ScalarType::*;
+    [
+        ("i32.extend8_s", Int, Char),
+        ("i32.extend16_s", Int, Short),
+        ("i64.extend8_s", Long, Char),
+        ("i64.extend16_s", Long, Short),
+        ("i64.extend32_s", Long, Int),
+    ]
+};
+
 /// The other two reinterpretations (kept apart so the table above stays one shape).
 const REINTERPRET_64: [(&str, ScalarType, ScalarType); 2] = [
     ("i64.reinterpret_f64", ScalarType::Double, ScalarType::Long),
@@ -213,15 +228,14 @@ pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
         let (s, d) = (VectorType::scalar(src), VectorType::scalar(dst));
         return construct(Language::Wasm, s, d, TRAPPING);
     }
-    let why = if text.contains(".extend8_s")
-        || text.contains(".extend16_s")
-        || text.contains(".extend32_s")
-    {
-        format!(
-            "`{text}` sign-extends the low bits of a value to its own width, not a conversion \
-             between two types: convert the narrow type (`convert_int(char)`)"
-        )
-    } else if matches!(text, "i16x8.trunc_f16x8_s" | "i16x8.trunc_f16x8_u") {
+    if let Some(&(_, wide, narrow)) = SIGN_EXTEND.iter().find(|(n, ..)| *n == text) {
+        let (w, n) = (VectorType::scalar(wide), VectorType::scalar(narrow));
+        return steps::chain(&[
+            steps::convert(w, n, false, None)?,
+            steps::convert(n, w, false, None)?,
+        ]);
+    }
+    let why = if matches!(text, "i16x8.trunc_f16x8_s" | "i16x8.trunc_f16x8_u") {
         format!(
             "`{text}`: the FP16 proposal lists it but defines no result for NaN or out-of-range \
              lanes; `i16x8.trunc_sat_f16x8_s`/`_u` saturate"
@@ -245,6 +259,7 @@ pub(super) fn spellings() -> Vec<String> {
         .iter()
         .map(|(n, ..)| n.to_string())
         .chain(REINTERPRET_64.iter().map(|(n, ..)| n.to_string()))
+        .chain(SIGN_EXTEND.iter().map(|(n, ..)| n.to_string()))
         .chain(TRUNC.iter().map(|(n, ..)| n.to_string()))
         .chain(SIMD.iter().map(|(n, ..)| n.to_string()))
         .chain(MOVED.iter().map(|(n, ..)| n.to_string()))

@@ -41,19 +41,40 @@ pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
             )
         })?;
         let dst = parse_type(target, text)?;
-        if (src.elem == ScalarType::Half && src.width == Width::W3)
-            || (dst.elem == ScalarType::Half && dst.width == Width::W3)
-        {
+        if !bitcast_exists(src, dst) {
             return Err(syntax::error(
                 Language::Wgsl,
                 text,
-                "WGSL's bitcast takes vec2<f16> and vec4<f16>, not vec3<f16> (17.2.1)".into(),
+                "WGSL's bitcast (17.2.1) is `bitcast<T>(T)`, or between 32-bit types of the \
+                 same component count (`bitcast<vecN<T>>(vecN<S>)`), or vec2<f16> <-> a \
+                 32-bit scalar and vec4<f16> <-> vec2 of a 32-bit type"
+                    .into(),
             ));
         }
         return reinterpret(src, dst);
     }
     let dst = constructor_type(&call, text)?;
     construct(Language::Wgsl, src, dst, RULES)
+}
+
+/// True when WGSL has an overload `bitcast<dst>(e: src)` (17.2.1 "bitcast"): the identity on
+/// every concrete numeric scalar or vector; `bitcast<T>(S)` and `bitcast<vecN<T>>(vecN<S>)` for
+/// 32-bit S and T; `bitcast<T>(vec2<f16>)` and back for a 32-bit T; `bitcast<vec2<T>>(vec4<f16>)`
+/// and back.
+fn bitcast_exists(src: VectorType, dst: VectorType) -> bool {
+    let bits32 = |t: VectorType| t.elem != ScalarType::Half;
+    let halves = |h: VectorType, t: VectorType| {
+        h.elem == ScalarType::Half
+            && bits32(t)
+            && matches!(
+                (h.width, t.width),
+                (Width::W2, Width::W1) | (Width::W4, Width::W2)
+            )
+    };
+    src == dst
+        || (bits32(src) && bits32(dst) && src.width == dst.width)
+        || halves(src, dst)
+        || halves(dst, src)
 }
 
 /// The type a constructor call names: `i32`, `vec4<f32>`, `vec4f`.
@@ -148,7 +169,7 @@ pub(super) fn spellings() -> Vec<String> {
             for (_, dst) in SCALARS {
                 for (_, src) in SCALARS {
                     let (d, s) = (VectorType::new(dst, dw), VectorType::new(src, sw));
-                    if d != s && d.byte_size() == s.byte_size() {
+                    if bitcast_exists(s, d) {
                         out.push(format!("bitcast<{}>({})", spelled(d), spelled(s)));
                     }
                 }

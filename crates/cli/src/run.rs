@@ -65,22 +65,40 @@ fn run_conversion(args: &RunArgs) -> Result<ExitCode, Usage> {
             clconv::buffer::BufferError::DestinationSize { vectors, .. } => Ok(vectors),
             other => Err(other),
         })?;
-    let mut dst = vec![0u8; vectors * clconv::buffer::bytes_per_vector(request.dst(), layout)];
+    let dst_per_vector = clconv::buffer::bytes_per_vector(request.dst(), layout);
+    let mut dst = vec![0u8; vectors * dst_per_vector];
+    // On a trap, the vectors before the trapping element's were converted, and only they are
+    // written or printed; then the trap is reported (exit status 3).
+    let mut trap = None;
     if args.reference {
-        if let Some(message) = reference_trap(&request, layout, static_mode, &src) {
-            return Ok(trapped(&message));
+        let mut converted = vectors;
+        if let Some((vector, message)) = reference_trap(&request, layout, static_mode, &src) {
+            converted = vector;
+            trap = Some(message);
         }
-        reference::evaluate_with_mode(&request, layout, static_mode, &src, &mut dst)?;
+        let src_per_vector = clconv::buffer::bytes_per_vector(request.src(), layout);
+        reference::evaluate_with_mode(
+            &request,
+            layout,
+            static_mode,
+            &src[..converted * src_per_vector],
+            &mut dst[..converted * dst_per_vector],
+        )?;
+        dst.truncate(converted * dst_per_vector);
     } else {
         let jit = Jit::with_options(X64Flags::Host, ext, static_mode)?;
         match jit
             .compile_request(&request)?
             .run_bytes(layout, &src, &mut dst)
         {
-            Err(e @ clconv::jit::JitError::Trap { .. }) => return Ok(trapped(&e.to_string())),
+            Err(e @ clconv::jit::JitError::Trap { element, .. }) => {
+                dst.truncate(element / request.src().lanes() * dst_per_vector);
+                trap = Some(e.to_string());
+            }
             other => other?,
         }
     }
+    let vectors = dst.len() / dst_per_vector;
     match args.output.as_deref() {
         Some(path) => write_raw(path, &dst)?,
         None => {
@@ -98,7 +116,10 @@ fn run_conversion(args: &RunArgs) -> Result<ExitCode, Usage> {
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    match trap {
+        Some(message) => Ok(trapped(&message)),
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 /// Exit status 3: the conversion trapped (WebAssembly's `trunc` on NaN or out of range).
@@ -107,13 +128,14 @@ fn trapped(message: &str) -> ExitCode {
     ExitCode::from(3)
 }
 
-/// The reference's first trapping element of `src`, as the JIT's error says it.
+/// The reference's first trapping element of `src`: the vector that holds it, and the message
+/// the JIT's error gives.
 fn reference_trap(
     request: &Request,
     layout: clconv::Layout,
     static_mode: clconv::Rounding,
     src: &[u8],
-) -> Option<String> {
+) -> Option<(usize, String)> {
     let Request::Convert(c) = request else {
         return None;
     };
@@ -131,10 +153,13 @@ fn reference_trap(
                 } else {
                     value
                 };
-                return Some(format!(
-                    "{request} traps on element {}, which is {value}: the values before it \
-                     were converted, nothing from it on was written",
-                    v * s.lanes() + lane
+                return Some((
+                    v,
+                    format!(
+                        "{request} traps on element {}, which is {value}: the values before \
+                         it were converted, nothing from it on was written",
+                        v * s.lanes() + lane
+                    ),
                 ));
             }
         }

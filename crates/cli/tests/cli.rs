@@ -721,6 +721,25 @@ fn language_spellings_run_through_the_jit_and_the_reference() {
         assert_eq!(out.status.code(), Some(3), "{args:?}: {out:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("element 1, which is NaN"), "{args:?}: {err}");
+        // The values before the trap were converted: printed, or written to --output.
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n", "{args:?}");
+        let file =
+            std::env::temp_dir().join(format!("clconv-trap-{reference}-{}", std::process::id()));
+        let path = file.to_str().unwrap().to_string();
+        let mut args = vec!["run", "wasm:i32.trunc_f32_s", "--values=1.5,2.5,nan,4"];
+        let output = format!("--output={path}");
+        args.push(&output);
+        if reference {
+            args.push("--reference");
+        }
+        let out = clconv(&args);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {out:?}");
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            [1, 0, 0, 0, 2, 0, 0, 0],
+            "{args:?}"
+        );
+        let _ = std::fs::remove_file(&file);
     }
     // An unknown language is exit status 2 with one line saying which there are.
     let out = clconv(&["run", "fortran:int(float)", "--values=1"]);
