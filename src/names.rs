@@ -8,7 +8,7 @@
 //! request  = opencl | mangled
 //! opencl   = builtin ws* "(" ws* type ws* ")" ws*
 //! builtin  = "convert_" type ["_sat" | "_satsrc" | "_satmsb" | "_satsrcmsb" | "_trap"]
-//!            ["_rte" | "_rtz" | "_rtp" | "_rtn"]
+//!            ["_ftz"] ["_clamp01" | "_relu" | "_nancanon"] ["_rte" | "_rtz" | "_rtp" | "_rtn"]
 //!          | "as_" type
 //! type     = ("char" | "uchar" | "short" | "ushort" | "int" | "uint" | "long" | "ulong"
 //!             | "half" | "float" | "double") ["2" | "3" | "4" | "8" | "16"]
@@ -419,7 +419,7 @@ enum Modifier {
     /// `_sat`, or `_satsrc` (clconv's spelling of WGSL's clamp, [`Rules::WGSL`]).
     Sat(Rules),
     Round(Rounding),
-    /// `_ftz`, `_clamp01`, `_relu` (PTX's float rules).
+    /// `_ftz`, `_clamp01`, `_relu`, `_nancanon` (PTX's float rules).
     Float(FloatRule),
 }
 
@@ -435,6 +435,7 @@ impl FloatRule {
         match self {
             FloatRule::Flush => "_ftz",
             FloatRule::Result(FloatResult::UnitInterval) => "_clamp01",
+            FloatRule::Result(FloatResult::CanonicalNan) => "_nancanon",
             FloatRule::Result(_) => "_relu",
         }
     }
@@ -463,6 +464,7 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
                 "ftz" => Modifier::Float(FloatRule::Flush),
                 "clamp01" => Modifier::Float(FloatRule::Result(FloatResult::UnitInterval)),
                 "relu" => Modifier::Float(FloatRule::Result(FloatResult::Relu)),
+                "nancanon" => Modifier::Float(FloatRule::Result(FloatResult::CanonicalNan)),
                 _ => match Rounding::from_name(token) {
                     Some(r) => Modifier::Round(r),
                     None => return Err(bad(format!("_{token}"), unknown_modifier(token, dst))),
@@ -509,13 +511,18 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
                 FloatRule::Result(_) if !dst.elem.is_float() => {
                     return Err(bad(
                         token.into(),
-                        format!("`{token}` clamps a floating-point result, and {dst} is an integer type"),
+                        format!(
+                            "`{token}` rules a floating-point result, and {dst} is an integer type"
+                        ),
                     ));
                 }
                 FloatRule::Result(_) if rules.float_result != FloatResult::Rounded => {
                     return Err(bad(
                         token.into(),
-                        "`_clamp01` and `_relu` are two clamps: a conversion takes one".into(),
+                        "`_clamp01`, `_relu` and `_nancanon` each say what a float result becomes \
+                         (the first two give the canonical NaN or +0.0 for NaN already): a \
+                         conversion takes one"
+                            .into(),
                     ));
                 }
                 FloatRule::Result(r) => rules.float_result = r,

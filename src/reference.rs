@@ -181,6 +181,10 @@ pub struct ElementConverter {
 #[derive(Clone, Copy, Debug)]
 struct FloatRules {
     flush_src: bool,
+    /// double -> float under `.ftz`: a double below float's smallest normal in magnitude is
+    /// read as the zero of its sign, so that a result tiny *before* rounding is flushed (what
+    /// sm_90 does: `docs/ptx.md`).
+    flush_tiny_double: bool,
     flush_dst: bool,
     result: FloatResult,
     dst: ScalarType,
@@ -193,6 +197,11 @@ impl FloatRules {
         } else {
             x
         };
+        let x = if self.flush_tiny_double {
+            flush_below_float_min(x)
+        } else {
+            x
+        };
         let mut out = kernel(params, x);
         if self.flush_dst {
             out.bits = flush_subnormal(out.bits);
@@ -201,6 +210,9 @@ impl FloatRules {
             FloatResult::Rounded => out.bits,
             FloatResult::UnitInterval => for_format!(self.dst, T => unit_interval::<T>(out.bits)),
             FloatResult::Relu => for_format!(self.dst, T => relu::<T>(out.bits)),
+            FloatResult::CanonicalNan => {
+                for_format!(self.dst, T => canonical_nan::<T>(out.bits))
+            }
         };
         out
     }
@@ -210,6 +222,18 @@ impl FloatRules {
 fn flush_subnormal(bits: u64) -> u64 {
     if Single::from_bits(u128::from(bits)).is_denormal() {
         bits & 0x8000_0000
+    } else {
+        bits
+    }
+}
+
+/// A double whose magnitude is below float's smallest normal, 2^-126, as the zero of its sign;
+/// every other value (NaN included) as it is. Compared on soft-float, not on the bits.
+fn flush_below_float_min(bits: u64) -> u64 {
+    let x = Double::from_bits(u128::from(bits));
+    let float_min = Double::from_bits(0x3810_0000_0000_0000);
+    if !x.is_nan() && x.abs() < float_min {
+        bits & (1 << 63)
     } else {
         bits
     }
@@ -237,6 +261,16 @@ fn relu<T: Float>(bits: u64) -> u64 {
         (1u64 << (T::BITS - 1)) - 1
     } else if v.is_negative() {
         0
+    } else {
+        bits
+    }
+}
+
+/// `_nancanon` (NVIDIA's `cvt` between `.f32`, `.f16` and `.bf16` on sm_90, measured): every
+/// NaN result is the positive NaN with every payload bit set; every other value as it is.
+fn canonical_nan<T: Float>(bits: u64) -> u64 {
+    if T::from_bits(u128::from(bits)).is_nan() {
+        (1u64 << (T::BITS - 1)) - 1
     } else {
         bits
     }
@@ -319,6 +353,8 @@ impl ElementConverter {
         let rules = conv.rules();
         let floats = rules.changes_floats().then_some(FloatRules {
             flush_src: rules.flush_float_subnormals && src == ScalarType::Float,
+            flush_tiny_double: rules.flush_float_subnormals
+                && (src, dst) == (ScalarType::Double, ScalarType::Float),
             flush_dst: rules.flush_float_subnormals && dst == ScalarType::Float,
             result: rules.float_result,
             dst,

@@ -336,7 +336,7 @@ impl Conversion {
     /// Every conversion a name spells, each once: the matrix ([`Conversion::all`]) under every
     /// rule set a modifier names, float -> integer (`_satsrc`, `_satmsb`, `_satsrcmsb`,
     /// `_trap`: [`Rules::FLOAT_TO_INTEGER`]) and into or from float (`_ftz`, `_clamp01`,
-    /// `_relu`), where the name is legal. A rule set that gives OpenCL's results for a pair of
+    /// `_relu`, `_nancanon`), where the name is legal. A rule set that gives OpenCL's results for a pair of
     /// types is OpenCL's request ([`Conversion::with_rules`]), so it is not listed twice.
     /// `clconv list` prints these; the test suite compiles and runs every one.
     ///
@@ -354,6 +354,7 @@ impl Conversion {
             FloatResult::Rounded,
             FloatResult::UnitInterval,
             FloatResult::Relu,
+            FloatResult::CanonicalNan,
         ];
         let mut out = std::collections::BTreeSet::new();
         for c in Conversion::all(ext) {

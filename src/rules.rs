@@ -69,6 +69,11 @@ pub enum FloatResult {
     /// `cvt.relu` into `.f16`, `.bf16`: "clamps the result to 0 if negative. NaN results are
     /// converted to canonical NaN"). A negative zero gives +0.0 (clconv's choice).
     Relu,
+    /// The rounded value, but every NaN the positive NaN with every payload bit set (0x7fff
+    /// into half and bfloat16, 0x7fffffff into float; E4M3's positive NaN, 0x7f): what NVIDIA's
+    /// GPUs give for a NaN through `cvt` between `.f32`, `.f16` and `.bf16`, where the ISA leaves
+    /// the NaN open (measured on sm_90, `docs/ptx.md`). Spelled `_nancanon`.
+    CanonicalNan,
 }
 
 /// The rules one conversion follows where languages differ.
@@ -224,7 +229,7 @@ impl Rules {
     }
 
     /// The modifiers a name spells the float rules with, after the float -> integer one:
-    /// `_ftz`, then `_clamp01` or `_relu` (empty for none).
+    /// `_ftz`, then `_clamp01`, `_relu` or `_nancanon` (empty for none).
     pub fn float_modifiers(self) -> String {
         let mut out = String::new();
         if self.flush_float_subnormals {
@@ -234,6 +239,7 @@ impl Rules {
             FloatResult::Rounded => {}
             FloatResult::UnitInterval => out.push_str("_clamp01"),
             FloatResult::Relu => out.push_str("_relu"),
+            FloatResult::CanonicalNan => out.push_str("_nancanon"),
         }
         out
     }
@@ -289,6 +295,7 @@ impl fmt::Display for Rules {
             FloatResult::Rounded => {}
             FloatResult::UnitInterval => f.write_str("; float results clamped to [0, 1]")?,
             FloatResult::Relu => f.write_str("; negative float results give +0")?,
+            FloatResult::CanonicalNan => f.write_str("; NaN results are the canonical NaN")?,
         }
         if self.flush_float_subnormals {
             f.write_str("; float subnormals flushed")?;

@@ -26,7 +26,7 @@ fn round_trip_opencl_spelling_whole_matrix() {
 
 /// `Request::every_named` is exactly what the parser accepts: every spelling of the grammar
 /// (every destination and source of one width, every float -> integer modifier, `_ftz`, each
-/// float clamp, every rounding: 211,680 names) is parsed, and the requests accepted are the
+/// float result rule, every rounding: 282,240 names) is parsed, and the requests accepted are the
 /// list's conversions, no more and no fewer. Each listed request's name parses back to it.
 #[test]
 fn every_named_request_is_listed_and_every_listed_one_parses() {
@@ -36,7 +36,7 @@ fn every_named_request_is_listed_and_every_listed_one_parses() {
             for src in VectorType::all().filter(|s| s.width == dst.width) {
                 for sat in ["", "_sat", "_satsrc", "_satmsb", "_satsrcmsb", "_trap"] {
                     for ftz in ["", "_ftz"] {
-                        for clamp in ["", "_clamp01", "_relu"] {
+                        for clamp in ["", "_clamp01", "_relu", "_nancanon"] {
                             for mode in ["", "_rte", "_rtz", "_rtp", "_rtn"] {
                                 let name = format!("convert_{dst}{sat}{ftz}{clamp}{mode}({src})");
                                 if let Ok(r) = Request::parse(&name, ext) {
@@ -866,7 +866,12 @@ fn float_rule_modifiers_parse_print_and_refuse() {
     }
     for (text, says) in [
         ("convert_int_relu(float)", "is an integer type"),
-        ("convert_float_clamp01_relu(int)", "two clamps"),
+        ("convert_float_clamp01_relu(int)", "a conversion takes one"),
+        (
+            "convert_half_relu_nancanon(float)",
+            "a conversion takes one",
+        ),
+        ("convert_int_nancanon(float)", "is an integer type"),
         ("convert_float_rte_ftz(double)", "before the rounding mode"),
         ("convert_float_ftz_ftz(double)", "repeated"),
     ] {

@@ -216,6 +216,25 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
                 }
                 rules.float_result = FloatResult::UnitInterval;
             }
+            // What the ISA leaves open, as NVIDIA's hardware does it (sm_90, ptxas 13.0,
+            // measured: docs/ptx.md). A NaN through cvt between .f32, .f16 and .bf16 comes out
+            // as the canonical NaN (0x7fff, 0x7fffffff), not with its sign and payload.
+            use ScalarType::{BFloat, Float, Half};
+            if rules.float_result == FloatResult::Rounded
+                && matches!(
+                    (src, dst),
+                    (Float, Half | BFloat) | (Half, Float | BFloat) | (BFloat, Half)
+                )
+            {
+                rules.float_result = FloatResult::CanonicalNan;
+            }
+            // `.ftz` into .f16 from .f32: ptxas emits the same `F2F.F16.F32` as without it, and
+            // the GPU rounds a subnormal .f32 operand (`cvt.rm.ftz.f16.f32` of -2^-149 gives
+            // 0x8001, the flushed operand's result would be 0x8000). No .f16 result is an .f32
+            // subnormal, so the modifier does nothing there.
+            if (src, dst) == (Float, Half) {
+                rules.flush_float_subnormals = false;
+            }
             // Exact widenings have no rounding; the request's (nearest-even) changes nothing.
             let rounding = rounding.unwrap_or(Rounding::Rte);
             Conversion::new(s, d, satfinite, Some(rounding), ext)?.with_rules(rules)

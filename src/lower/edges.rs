@@ -128,6 +128,31 @@ pub(crate) fn flush_float_subnormal(b: &mut FunctionBuilder, x: Value) -> Value 
     bitcast_le(b, ty, flushed)
 }
 
+/// A `double` operand (F64, or F64X2 lanes) of a double -> float conversion under `.ftz`, with
+/// each magnitude below float's smallest normal (2^-126) made the zero of its sign, so that a
+/// result tiny before rounding is flushed, as sm_90 does (`docs/ptx.md`): a result that only
+/// rounding would lift to 2^-126 is 0 there. A float compare of the magnitude (`cmpltpd` on
+/// SSE2: x86-64 has no 64-bit integer compare before SSE4.2); NaN compares false and is kept.
+pub(crate) fn flush_below_float_min(b: &mut FunctionBuilder, x: Value) -> Value {
+    use cranelift_codegen::ir::condcodes::FloatCC;
+    let ty = b.func.dfg.value_type(x);
+    let int_ty = integer_of(ty);
+    let magnitude = b.ins().fabs(x);
+    let float_min_bits = constant(b, int_ty, 0x3810_0000_0000_0000);
+    let float_min = bitcast_le(b, ty, float_min_bits);
+    let tiny = b.ins().fcmp(FloatCC::LessThan, magnitude, float_min);
+    let bits = bitcast_le(b, int_ty, x);
+    let sign_mask = constant(b, int_ty, 1 << 63);
+    let sign = b.ins().band(bits, sign_mask);
+    let out = if ty.is_vector() {
+        let tiny = bitcast_le(b, int_ty, tiny);
+        b.ins().bitselect(tiny, sign, bits)
+    } else {
+        b.ins().select(tiny, sign, bits)
+    };
+    bitcast_le(b, ty, out)
+}
+
 /// `y`, results of a conversion into the float type `dst` (F32, F64, or the bits of a 16- or
 /// 8-bit float; a scalar or a vector of them), under `result`
 /// ([`crate::rules::FloatResult`]), on its bits: NaN is a magnitude above the format's
@@ -161,6 +186,19 @@ pub(crate) fn float_result(
     let sign = 1u64 << (dst.bits() - 1);
     let zero = constant(b, int_ty, 0);
     let nan_limit = constant(b, int_ty, nan_above);
+    if result == FloatResult::CanonicalNan {
+        // A NaN of either sign (a magnitude past infinity's bits) gives the canonical NaN; the
+        // other values keep their bits.
+        let canonical = constant(b, int_ty, sign - 1);
+        let magnitude = b.ins().band(bits, canonical);
+        let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, magnitude, nan_limit);
+        let out = if ty.is_vector() {
+            b.ins().bitselect(is_nan, canonical, bits)
+        } else {
+            b.ins().select(is_nan, canonical, bits)
+        };
+        return bitcast_le(b, ty, out);
+    }
     // Every value with the sign bit set (-0.0 included) gives +0.0 under both rules: the
     // signed maximum with 0, one instruction (`pmaxsd`), leaving the other values' bits.
     let kept = b.ins().smax(bits, zero);
@@ -203,10 +241,16 @@ pub(crate) fn block_inputs(
     spec: &BlockSpec,
     inputs: &[Value],
 ) -> Vec<Value> {
-    if spec.rules.flush_float_subnormals && spec.src == crate::types::ScalarType::Float {
+    use crate::types::ScalarType::{Double, Float};
+    if spec.rules.flush_float_subnormals && spec.src == Float {
         inputs
             .iter()
             .map(|&x| flush_float_subnormal(b, x))
+            .collect()
+    } else if spec.rules.flush_float_subnormals && (spec.src, spec.dst) == (Double, Float) {
+        inputs
+            .iter()
+            .map(|&x| flush_below_float_min(b, x))
             .collect()
     } else {
         inputs.to_vec()

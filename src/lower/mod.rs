@@ -880,6 +880,8 @@ pub(crate) fn emit_element(
     let flush = rules.flush_float_subnormals;
     let x = if flush && src == ScalarType::Float {
         edges::flush_float_subnormal(b, x)
+    } else if flush && (src, dst) == (ScalarType::Double, ScalarType::Float) {
+        edges::flush_below_float_min(b, x)
     } else {
         x
     };

@@ -42,6 +42,9 @@ pub struct FastConverter {
     pub(crate) flush_src: bool,
     /// PTX `.ftz` into `float`: a subnormal result is written as the zero of its sign.
     pub(crate) flush_dst: bool,
+    /// PTX `.ftz`, double -> float: a double below 2^-126 in magnitude is read as the zero of
+    /// its sign (a result tiny before rounding is flushed, as sm_90 does).
+    pub(crate) flush_tiny_double: bool,
     /// PTX's clamps of a float result (`.sat`, `.relu`), applied last.
     pub(crate) result: FloatResult,
 }
@@ -151,6 +154,8 @@ impl FastConverter {
             nan,
             flush_src,
             flush_dst,
+            flush_tiny_double: rules.flush_float_subnormals
+                && (src, dst) == (ScalarType::Double, ScalarType::Float),
             result,
         }
     }
@@ -205,6 +210,10 @@ impl FastConverter {
         if self.flush_src {
             bits = flush_float_subnormal(bits);
         }
+        // |x| < 2^-126 on the bits: the magnitude's bits order as the magnitudes (NaN is above).
+        if self.flush_tiny_double && bits & !(1 << 63) < 0x3810_0000_0000_0000 {
+            bits &= 1 << 63;
+        }
         if self.src == self.dst {
             return self.finish(bits);
         }
@@ -251,6 +260,15 @@ impl FastConverter {
         };
         let sign = 1u64 << (m + e);
         let magnitude = bits & (sign - 1);
+        if self.result == FloatResult::CanonicalNan {
+            // E4M3's only NaNs are S.1111.111; the other formats' are past infinity's bits.
+            let is_nan = if self.dst == ScalarType::Fp8E4M3 {
+                magnitude == sign - 1
+            } else {
+                magnitude > mask(e) << m
+            };
+            return if is_nan { sign - 1 } else { bits };
+        }
         let is_nan = magnitude > mask(e) << m; // IEEE-like formats only: PTX's clamps are on those
         let negative = bits & sign != 0;
         match self.result {
