@@ -207,3 +207,50 @@ fn every_named_request_runs_avx512() {
     check_tier(X64Flags::Avx512, Tiering::OptimisedOnly);
     check_tier(X64Flags::Avx512, Tiering::QuickOnly);
 }
+
+/// The same requests compile to object code for aarch64, riscv64 (with and without V) and
+/// s390x, both tiers: one entry point per element conversion (the packed layout's code, which
+/// every width shares). The trapping ones are refused by the AOT compiler with its typed
+/// error, as `tests/traps.rs` says. (Compiled, not run: `tests/cross_isa.rs` runs the matrix
+/// under QEMU.)
+#[test]
+fn every_named_request_compiles_for_the_other_isas() {
+    use clconv::aot::{AotError, ObjectBuilder};
+    use clconv::kernel::Tier;
+    use clconv::target::Target;
+    let mut per_element: Vec<Request> = beyond_the_matrix_test()
+        .into_iter()
+        .map(|r| match r {
+            Request::Convert(c) => Request::Convert(c.per_element()),
+            other => other,
+        })
+        .collect();
+    per_element.sort();
+    per_element.dedup();
+    assert!(per_element.len() > 2000, "{} requests", per_element.len());
+    for target in [
+        Target::Aarch64,
+        Target::Riscv64,
+        Target::Riscv64V,
+        Target::S390x,
+    ] {
+        let mut object = ObjectBuilder::new(target).unwrap();
+        let mut failures = Vec::new();
+        for r in &per_element {
+            let traps = matches!(r, Request::Convert(c) if c.rules().traps());
+            for tier in [Tier::Optimised, Tier::Quick] {
+                match (object.add(r, tier), traps) {
+                    (Ok(_), false) | (Err(AotError::Traps { .. }), true) => {}
+                    (outcome, _) => failures.push(format!("{r} {tier:?}: {outcome:?}")),
+                }
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "{}: {:#?}",
+            target.name(),
+            &failures[..failures.len().min(20)]
+        );
+        object.finish().unwrap();
+    }
+}
