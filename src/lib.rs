@@ -95,6 +95,45 @@ pub use types::{Extensions, Layout, Rounding, ScalarType, VectorType, Width};
 // release clconv follows.
 pub use cranelift_codegen;
 pub use cranelift_frontend;
+/// `cranelift_jit` (`JITModule`), for a JIT front end: with clconv's re-exports it needs no
+/// Cranelift dependency of its own (`docs/compiler-writers.md`). The whole path, from
+/// `JITModule` to a converted value:
+///
+/// ```
+/// use clconv::cranelift_codegen::ir::{types, AbiParam, InstBuilder};
+/// use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+/// use clconv::cranelift_jit::{JITBuilder, JITModule};
+/// use clconv::cranelift_module::{default_libcall_names, Module};
+/// use clconv::lower::{ElementConversion, Lowering};
+/// use clconv::{rules::Rules, ScalarType::{Float, Int}};
+///
+/// let module = JITModule::new(JITBuilder::new(default_libcall_names())?);
+/// let mut ctx = module.make_context();
+/// ctx.func.signature.params.push(AbiParam::new(types::F32X4));
+/// ctx.func.signature.returns.push(AbiParam::new(types::I32X4));
+/// let mut fctx = FunctionBuilderContext::new();
+/// let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+/// let block = b.create_block();
+/// b.append_block_params_for_function_params(block);
+/// b.switch_to_block(block);
+/// let x = b.block_params(block)[0];
+///
+/// let lowering = Lowering::for_isa(module.isa())?; // once per module
+/// let wgsl = ElementConversion::new(Float, Int).rules(Rules::WGSL); // vec4<i32>(x)
+/// let y = lowering.convert_value(&mut b, wgsl, x)?;
+/// assert_eq!(b.func.dfg.value_type(y), types::I32X4);
+/// b.ins().return_(&[y]);
+/// b.seal_all_blocks();
+/// b.finalize(module.target_config());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[cfg(feature = "jit")]
+pub use cranelift_jit;
+/// `cranelift_module` (`Module::isa()`, which [`lower::Lowering::for_isa`] takes), for a front
+/// end that compiles its own functions. Depending on the same `=0.135.8` release directly works
+/// as well: Cargo builds one copy.
+#[cfg(any(feature = "jit", feature = "aot"))]
+pub use cranelift_module;
 pub use cranelift_native;
 pub use target_lexicon;
 

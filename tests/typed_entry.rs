@@ -386,3 +386,118 @@ fn typed_errors_say_what_to_pass() {
     let e = lowering.reinterpret(&mut b, Long, &[]).unwrap_err();
     assert!(e.to_string().contains("no operand"), "{e}");
 }
+
+/// No dead IR: through the typed entry, the instructions a conversion emits are all used. Every
+/// conversion of the matrix's element pairs (`_sat` where legal, every rounding, OpenCL's rules
+/// and, from floats into integers, WGSL's) at every width whose operand fits in 64 bytes, held
+/// as a front end holds it (half as I16 lanes), into a function that returns the result's parts;
+/// an instruction with no side effect whose results nothing uses is a failure.
+#[test]
+fn the_typed_entry_emits_no_dead_instructions() {
+    use clconv::cranelift_codegen::ir::{AbiParam, Function, Signature};
+    use clconv::cranelift_codegen::isa::CallConv;
+    use std::collections::HashSet;
+    let isa = clconv::cranelift_native::builder()
+        .unwrap()
+        .finish(clconv::cranelift_codegen::settings::Flags::new(
+            clconv::cranelift_codegen::settings::builder(),
+        ))
+        .unwrap();
+    let lowering = Lowering::for_isa(&*isa).unwrap();
+    let mut dead = Vec::new();
+    let mut functions = 0;
+    for from in ScalarType::ALL {
+        for to in ScalarType::ALL {
+            for saturate in [false, true] {
+                for rounding in [None, Some(Rounding::Rte), Some(Rounding::Rtz)] {
+                    for wgsl in [false, true] {
+                        let mut conv = ElementConversion::new(from, to);
+                        if saturate {
+                            conv = conv.saturating();
+                        }
+                        if let Some(r) = rounding {
+                            conv = conv.rounding(r);
+                        }
+                        if wgsl {
+                            if !(from.is_float() && to.is_integer()) || from.bits() < 16 {
+                                continue;
+                            }
+                            conv = conv.rules(Rules::WGSL);
+                        }
+                        for width in widths(from) {
+                            if conv.at_width(width).is_err() {
+                                continue;
+                            }
+                            let (ty, count) =
+                                part_type(VectorType::new(from, width), HalfValues::Bits);
+                            let mut sig = Signature::new(CallConv::SystemV);
+                            sig.params.extend((0..count).map(|_| AbiParam::new(ty)));
+                            let mut func = Function::with_name_signature(Default::default(), sig);
+                            let mut fctx = FunctionBuilderContext::new();
+                            let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+                            let entry = b.create_block();
+                            b.append_block_params_for_function_params(entry);
+                            b.switch_to_block(entry);
+                            let parts = b.block_params(entry).to_vec();
+                            let Ok(out) = lowering.convert(&mut b, conv, &parts) else {
+                                continue;
+                            };
+                            b.ins().return_(&out);
+                            b.seal_all_blocks();
+                            functions += 1;
+                            let dfg = &func.dfg;
+                            let used: HashSet<Value> = func
+                                .layout
+                                .blocks()
+                                .flat_map(|bl| func.layout.block_insts(bl))
+                                .flat_map(|i| dfg.inst_values(i).collect::<Vec<_>>())
+                                .map(|v| dfg.resolve_aliases(v))
+                                .collect();
+                            for block in func.layout.blocks() {
+                                for inst in func.layout.block_insts(block) {
+                                    let op = dfg.insts[inst].opcode();
+                                    let results = dfg.inst_results(inst);
+                                    if op.is_terminator()
+                                        || op.can_store()
+                                        || op.is_call()
+                                        || op.can_trap()
+                                        || results.is_empty()
+                                    {
+                                        continue;
+                                    }
+                                    if results.iter().all(|r| !used.contains(r)) {
+                                        dead.push(format!(
+                                            "{conv:?} at {width:?}: {}",
+                                            dfg.display_inst(inst)
+                                        ));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let kinds: HashSet<String> = dead
+        .iter()
+        .map(|d| {
+            d.split(": ")
+                .nth(1)
+                .unwrap_or("")
+                .split_whitespace()
+                .find(|w| {
+                    w.chars().next().is_some_and(|c| c.is_ascii_lowercase()) && !w.starts_with('v')
+                })
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    assert!(functions > 5000, "{functions} functions");
+    assert!(
+        dead.is_empty(),
+        "{} dead instructions in {functions} functions ({kinds:?}), e.g. {:#?}",
+        dead.len(),
+        &dead[..dead.len().min(15)]
+    );
+}

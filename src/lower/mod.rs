@@ -453,13 +453,18 @@ impl Lowering {
         request: &Request,
         args: &[Value],
     ) -> Result<Vec<Value>, LowerError> {
+        let mark = values::EmitMark::here(b);
         let args: Vec<Value> = args.iter().map(|&a| shapes::half_as_bits(b, a)).collect();
         let out = self.lower_request_bits(b, request, &args)?;
         let dst = request.dst().elem;
-        Ok(out
+        let out: Vec<Value> = out
             .into_iter()
             .map(|v| shapes::half_as(b, dst, self.half, v))
-            .collect())
+            .collect();
+        // A recipe works on whole blocks and registers: what it computed for lanes the
+        // caller's value does not have, and constants a path did not use, go.
+        mark.remove_unused(b, &out);
+        Ok(out)
     }
 
     /// [`Lowering::lower_request`] with half as I16 lanes on both sides.
@@ -649,10 +654,14 @@ impl Lowering {
         let k_in = per_block * spec.src.bytes() / 16;
         let (src_vec, _) = vector_parts(conv.src());
         let (dst_vec, dst_count) = vector_parts(conv.dst());
-        let zero_bits = lanes::splat_bits(b, src_vec, 0);
         let mut padded = parts.to_vec();
-        while !padded.len().is_multiple_of(k_in) {
-            padded.push(zero_bits);
+        // The padding vector only where a block is short: built unconditionally it was dead
+        // IR (`iconst`, `splat`) in every conversion whose parts fill their blocks.
+        if !padded.len().is_multiple_of(k_in) {
+            let zero_bits = lanes::splat_bits(b, src_vec, 0);
+            while !padded.len().is_multiple_of(k_in) {
+                padded.push(zero_bits);
+            }
         }
         let mut out = Vec::new();
         for block in padded.chunks(k_in) {

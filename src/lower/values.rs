@@ -69,6 +69,80 @@ pub(crate) fn int_const(b: &mut FunctionBuilder, ty: Type, value: i128) -> Value
 }
 
 /// A little-endian `bitcast` (a lane-count change needs an explicit byte order).
+/// Where emission began in the caller's function: the block being filled and its last
+/// instruction then. [`EmitMark::remove_unused`] removes what was emitted after it and is not
+/// needed, so the builder API leaves no dead IR in the caller's function.
+pub(crate) struct EmitMark {
+    block: Option<cranelift_codegen::ir::Block>,
+    last: Option<cranelift_codegen::ir::Inst>,
+    blocks: usize,
+}
+
+impl EmitMark {
+    pub(crate) fn here(b: &FunctionBuilder) -> EmitMark {
+        let block = b.current_block();
+        let layout = &b.func.layout;
+        // The builder puts a block into the layout at its first instruction: count it as if.
+        let pending = block.is_some_and(|bl| !layout.is_block_inserted(bl));
+        EmitMark {
+            block,
+            last: block
+                .filter(|&bl| layout.is_block_inserted(bl))
+                .and_then(|bl| layout.last_inst(bl)),
+            blocks: layout.blocks().count() + usize::from(pending),
+        }
+    }
+
+    /// Removes every instruction emitted since the mark that has no side effect and that
+    /// nothing `keep` depends on reaches (the instructions before the mark are the caller's
+    /// and stay). Does nothing if emission left the block or made others.
+    pub(crate) fn remove_unused(self, b: &mut FunctionBuilder, keep: &[Value]) {
+        use std::collections::HashSet;
+        let Some(block) = self.block else { return };
+        if b.current_block() != Some(block)
+            || !b.func.layout.is_block_inserted(block)
+            || b.func.layout.blocks().count() != self.blocks
+        {
+            return;
+        }
+        let layout = &b.func.layout;
+        let mut emitted = Vec::new();
+        let mut next = match self.last {
+            Some(last) => layout.next_inst(last),
+            None => layout.first_inst(block),
+        };
+        while let Some(inst) = next {
+            emitted.push(inst);
+            next = layout.next_inst(inst);
+        }
+        let ours: HashSet<_> = emitted.iter().copied().collect();
+        let dfg = &b.func.dfg;
+        let mut live = HashSet::new();
+        let mut work: Vec<Value> = keep.iter().map(|&v| dfg.resolve_aliases(v)).collect();
+        // Side effects are live whatever uses them.
+        for &inst in &emitted {
+            let op = dfg.insts[inst].opcode();
+            if op.can_store() || op.is_call() || op.can_trap() || op.other_side_effects() {
+                live.insert(inst);
+                work.extend(dfg.inst_values(inst));
+            }
+        }
+        while let Some(v) = work.pop() {
+            let v = dfg.resolve_aliases(v);
+            if let cranelift_codegen::ir::ValueDef::Result(inst, _) = dfg.value_def(v) {
+                if ours.contains(&inst) && live.insert(inst) {
+                    work.extend(dfg.inst_values(inst));
+                }
+            }
+        }
+        for inst in emitted {
+            if !live.contains(&inst) {
+                b.func.layout.remove_inst(inst);
+            }
+        }
+    }
+}
+
 pub(crate) fn bitcast_le(b: &mut FunctionBuilder, ty: Type, x: Value) -> Value {
     if b.func.dfg.value_type(x) == ty {
         return x;
