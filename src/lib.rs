@@ -89,7 +89,7 @@ mod trap_scan;
 pub mod types;
 
 pub use request::{Builtin, Conversion, Reinterpretation, Request, RequestError};
-pub use types::{Extensions, Layout, Rounding, ScalarType, VectorType, Width};
+pub use types::{Extensions, Layout, NumberKind, Rounding, ScalarType, VectorType, Width};
 
 // The Cranelift crates clconv's public API speaks, so an embedder builds against exactly the
 // release clconv follows.

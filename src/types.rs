@@ -53,7 +53,50 @@ pub enum ScalarType {
     Fp8E5M2,
 }
 
+/// What kind of number an element is, as a front end's IR says it (naga's `ScalarKind`,
+/// SPIR-V's `OpTypeInt` signedness and `OpTypeFloat`): with a byte width, it names a
+/// [`ScalarType`] ([`ScalarType::of`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NumberKind {
+    /// A signed integer.
+    Signed,
+    /// An unsigned integer.
+    Unsigned,
+    /// An IEEE-754 binary float (binary16, binary32, binary64).
+    Float,
+}
+
 impl ScalarType {
+    /// The element type of `kind` and `bytes`, as a front end holds its types: `(Signed, 4)` is
+    /// `int`, `(Float, 2)` is `half`. `None` where clconv has no such type (a 1-byte float is
+    /// E4M3 or E5M2, and a 2-byte one could be bfloat16: name those types directly).
+    ///
+    /// ```
+    /// use clconv::{NumberKind, ScalarType};
+    /// assert_eq!(ScalarType::of(NumberKind::Signed, 4), Some(ScalarType::Int));
+    /// assert_eq!(ScalarType::of(NumberKind::Unsigned, 1), Some(ScalarType::UChar));
+    /// assert_eq!(ScalarType::of(NumberKind::Float, 2), Some(ScalarType::Half));
+    /// assert_eq!(ScalarType::of(NumberKind::Float, 1), None);
+    /// assert_eq!(ScalarType::of(NumberKind::Signed, 16), None);
+    /// ```
+    pub const fn of(kind: NumberKind, bytes: u32) -> Option<ScalarType> {
+        use ScalarType::*;
+        Some(match (kind, bytes) {
+            (NumberKind::Signed, 1) => Char,
+            (NumberKind::Signed, 2) => Short,
+            (NumberKind::Signed, 4) => Int,
+            (NumberKind::Signed, 8) => Long,
+            (NumberKind::Unsigned, 1) => UChar,
+            (NumberKind::Unsigned, 2) => UShort,
+            (NumberKind::Unsigned, 4) => UInt,
+            (NumberKind::Unsigned, 8) => ULong,
+            (NumberKind::Float, 2) => Half,
+            (NumberKind::Float, 4) => Float,
+            (NumberKind::Float, 8) => Double,
+            _ => return None,
+        })
+    }
+
     /// All fourteen scalar types: OpenCL's eleven, integers first, in the order of the OpenCL
     /// specification's table, then bfloat16 and the two 8-bit floats.
     pub const ALL: [ScalarType; 14] = [

@@ -263,13 +263,14 @@ fn bindings(module: &naga::Module) -> Result<Vec<Binding>, Error> {
 
 /// clconv's element type of a naga scalar.
 fn scalar_type(s: naga::Scalar) -> Result<ScalarType, Error> {
-    Ok(match (s.kind, s.width) {
-        (naga::ScalarKind::Sint, 4) => ScalarType::Int,
-        (naga::ScalarKind::Uint, 4) => ScalarType::UInt,
-        (naga::ScalarKind::Float, 4) => ScalarType::Float,
-        (naga::ScalarKind::Float, 2) => ScalarType::Half,
-        _ => return Err(unsupported(&format!("values of {s:?}"))),
-    })
+    let kind = match s.kind {
+        naga::ScalarKind::Sint => Some(clconv::NumberKind::Signed),
+        naga::ScalarKind::Uint => Some(clconv::NumberKind::Unsigned),
+        naga::ScalarKind::Float => Some(clconv::NumberKind::Float),
+        _ => None,
+    };
+    kind.and_then(|k| ScalarType::of(k, u32::from(s.width)))
+        .ok_or_else(|| unsupported(&format!("values of {s:?}")))
 }
 
 /// The element type and the Cranelift type of a value of naga type `inner` (half as F16, a
