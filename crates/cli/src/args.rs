@@ -148,10 +148,10 @@ pub enum Command {
     Show(ShowArgs),
     /// Check conversions against the reference; every input of them with --exhaustive.
     ///
-    /// `check`: differential check of every request whose name contains FILTER (default: the
-    /// whole matrix, half included, and the languages' requests beyond it: chains, PTX's float
-    /// rules) against the reference, on both JIT tiers unless --tier picks one. Ends with the
-    /// line `N passed, N failed`.
+    /// `check`: differential check of every request whose name contains FILTER (default: every
+    /// request a name spells, as `clconv list --fp16` prints them, the trapping `_trap` ones
+    /// aside, and the languages' chains) against the reference, on both JIT tiers unless --tier
+    /// picks one. Ends with the line `N passed, N failed`.
     ///
     /// `check --exhaustive`: every input (2^32 for float, int and uint) of every conversion
     /// (PTX's float rules included; not chains) from a source of at most 32 bits whose name
