@@ -184,28 +184,29 @@ fn check(jit: &Jit, checker: &mut Checker, c: &Conversion) -> Result<(), String>
 
 // The four flag sets, each a test (so that they run side by side), both tiers in each. The
 // host's own flag set is one of them, so it has no test of its own here.
+fn check_both_tiers(flags: X64Flags) {
+    check_tier(flags, Tiering::OptimisedOnly);
+    check_tier(flags, Tiering::QuickOnly);
+}
+
 #[test]
 fn every_named_request_runs_sse2() {
-    check_tier(X64Flags::Sse2, Tiering::OptimisedOnly);
-    check_tier(X64Flags::Sse2, Tiering::QuickOnly);
+    check_both_tiers(X64Flags::Sse2);
 }
 
 #[test]
 fn every_named_request_runs_sse41() {
-    check_tier(X64Flags::Sse41, Tiering::OptimisedOnly);
-    check_tier(X64Flags::Sse41, Tiering::QuickOnly);
+    check_both_tiers(X64Flags::Sse41);
 }
 
 #[test]
 fn every_named_request_runs_avx2() {
-    check_tier(X64Flags::Avx2, Tiering::OptimisedOnly);
-    check_tier(X64Flags::Avx2, Tiering::QuickOnly);
+    check_both_tiers(X64Flags::Avx2);
 }
 
 #[test]
 fn every_named_request_runs_avx512() {
-    check_tier(X64Flags::Avx512, Tiering::OptimisedOnly);
-    check_tier(X64Flags::Avx512, Tiering::QuickOnly);
+    check_both_tiers(X64Flags::Avx512);
 }
 
 /// The same requests compile to object code for aarch64, riscv64 (with and without V) and
