@@ -22,7 +22,7 @@
 //! assert_eq!(Request::parse(&pack.to_string(), ext), Ok(pack));
 //! ```
 
-use crate::request::{Builtin, Conversion, Reinterpretation, RequestError};
+use crate::conversion::{Builtin, Conversion, Reinterpretation, RequestError};
 use crate::types::{VectorType, Width};
 use std::fmt;
 
@@ -298,14 +298,14 @@ impl Chain {
 
     /// The builtin of the outermost conversion or reinterpretation step.
     pub fn builtin(&self) -> Builtin {
-        let request = self.steps().rev().find_map(|s| match s {
-            Step::Convert(c) => Some(crate::Request::Convert(*c)),
-            Step::Reinterpret(r) => Some(crate::Request::Reinterpret(*r)),
-            Step::Lanes(_) => None,
-        });
-        request
+        self.steps()
+            .rev()
+            .find_map(|s| match s {
+                Step::Convert(c) => Some(c.builtin()),
+                Step::Reinterpret(r) => Some(r.builtin()),
+                Step::Lanes(_) => None,
+            })
             .expect("Chain::new checked that a chain converts")
-            .builtin()
     }
 
     /// True when a step mentions `half`.
@@ -331,139 +331,4 @@ fn spell_steps(steps: &[Step]) -> String {
     steps
         .iter()
         .fold(first.src().to_string(), |inner, step| step.spell(&inner))
-}
-
-/// Parses the OpenCL C expression a chain prints as ([`Chain`]'s `Display`): nested
-/// `convert_`/`as_` calls around an operand type, swizzles `.lo`, `.hi`, `.s<digits>` and the
-/// zero-filled literal `(T)(x, 0, ...)`.
-pub(crate) fn parse(input: &str, ext: crate::Extensions) -> Result<Chain, RequestError> {
-    let allowed =
-        |c: char| c.is_ascii_alphanumeric() || "_(),.".contains(c) || c.is_ascii_whitespace();
-    if let Some((at, ch)) = input.char_indices().find(|&(_, c)| !allowed(c)) {
-        return Err(RequestError::BadCharacter {
-            input: crate::names::shorten(input),
-            ch,
-            at,
-        });
-    }
-    let mut steps = Vec::new();
-    parse_expression(input, input, ext, &mut steps, 0)?;
-    Chain::new(&steps)
-}
-
-/// Parses `text` (part of `input`), pushing its steps innermost first; gives its type.
-fn parse_expression(
-    text: &str,
-    input: &str,
-    ext: crate::Extensions,
-    steps: &mut Vec<Step>,
-    depth: usize,
-) -> Result<VectorType, RequestError> {
-    let text = text.trim_ascii();
-    let error = |why: String| RequestError::Chain {
-        chain: crate::names::shorten(input),
-        why,
-    };
-    // Deeper than any chain: stop before the stack cares.
-    if depth > MAX_STEPS + 1 || steps.len() > MAX_STEPS {
-        return Err(error(format!("a chain has at most {MAX_STEPS} steps")));
-    }
-    // `(T)(x, 0, 0)`: x placed into the wider T.
-    if let Some(rest) = text.strip_prefix('(') {
-        let close = rest
-            .find(')')
-            .ok_or_else(|| error("unclosed `(` around a type".into()))?;
-        let ty = crate::names::parse_type_in(rest[..close].trim_ascii(), input, ext)?;
-        let args = rest[close + 1..].trim_ascii();
-        let inside = args
-            .strip_prefix('(')
-            .and_then(|a| a.strip_suffix(')'))
-            .ok_or_else(|| error(format!("after `({ty})` comes the literal's `(x, 0, ...)`")))?;
-        let parts = split_top_level(inside);
-        let inner = parse_expression(parts[0], input, ext, steps, depth + 1)?;
-        if parts[1..].iter().any(|p| p.trim_ascii() != "0")
-            || parts.len() - 1 + inner.lanes() != ty.lanes()
-        {
-            return Err(error(format!(
-                "`({ty})({}, ...)` fills the lanes past {inner} with zeros: write `, 0` {} times",
-                parts[0].trim_ascii(),
-                ty.lanes().saturating_sub(inner.lanes())
-            )));
-        }
-        steps.push(Step::Lanes(LaneMove::new(inner, 0, ty)?));
-        return Ok(ty);
-    }
-    // `x.lo`: a swizzle after the last `)`.
-    if let Some(dot) = text.rfind('.').filter(|&d| !text[d..].contains(')')) {
-        let inner = parse_expression(&text[..dot], input, ext, steps, depth + 1)?;
-        let swizzle = text[dot + 1..].trim_ascii();
-        let (first, lanes) = match swizzle {
-            "lo" => (0, inner.lanes() / 2),
-            "hi" => (inner.lanes() / 2, inner.lanes() / 2),
-            s => {
-                let digits = s
-                    .strip_prefix(['s', 'S'])
-                    .filter(|d| !d.is_empty())
-                    .ok_or_else(|| {
-                        error(format!(
-                            "`.{s}` is not a swizzle clconv reads: `.lo`, `.hi` or `.s` and consecutive lane digits (`.s23`)"
-                        ))
-                    })?;
-                let lanes: Vec<u32> = digits.chars().filter_map(|c| c.to_digit(16)).collect();
-                let consecutive =
-                    lanes.len() == digits.len() && lanes.windows(2).all(|w| w[1] == w[0] + 1);
-                if !consecutive {
-                    return Err(error(format!(
-                        "`.{s}` takes lanes that are not consecutive: a chain takes a run of lanes (`.s23`)"
-                    )));
-                }
-                (lanes[0] as usize, lanes.len())
-            }
-        };
-        let width = Width::from_lanes(lanes).ok_or_else(|| {
-            error(format!(
-                "`.{swizzle}` of {inner} takes {lanes} lanes, which is no OpenCL width"
-            ))
-        })?;
-        let dst = VectorType::new(inner.elem, width);
-        steps.push(Step::Lanes(LaneMove::new(inner, first, dst)?));
-        return Ok(dst);
-    }
-    // `name(x)`: a conversion or reinterpretation.
-    if let (Some(open), true) = (text.find('('), text.ends_with(')')) {
-        let inner = parse_expression(
-            &text[open + 1..text.len() - 1],
-            input,
-            ext,
-            steps,
-            depth + 1,
-        )?;
-        let builtin = Builtin::parse(text[..open].trim_ascii(), ext)?;
-        let step = match builtin.with_source(inner, ext)? {
-            crate::Request::Convert(c) => Step::Convert(c),
-            crate::Request::Reinterpret(r) => Step::Reinterpret(r),
-            crate::Request::Chain(_) => unreachable!("a builtin is one step"),
-        };
-        steps.push(step);
-        return Ok(step.dst());
-    }
-    crate::names::parse_type_in(text, input, ext)
-}
-
-/// `text` split at the commas outside parentheses.
-fn split_top_level(text: &str) -> Vec<&str> {
-    let (mut parts, mut depth, mut start) = (Vec::new(), 0i32, 0);
-    for (i, c) in text.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&text[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&text[start..]);
-    parts
 }

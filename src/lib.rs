@@ -64,6 +64,8 @@ pub mod buffer;
 pub mod chain;
 #[cfg(feature = "jit")]
 mod code_memory;
+mod conversion;
+mod element_conversion;
 #[cfg(any(feature = "jit", feature = "aot"))]
 mod fp_control;
 #[cfg(feature = "jit")]
@@ -82,7 +84,7 @@ pub mod rules;
 #[cfg(feature = "spirv")]
 #[cfg_attr(docsrs, doc(cfg(feature = "spirv")))]
 pub mod spirv;
-pub mod table;
+pub use lower::table;
 pub mod target;
 #[cfg(feature = "jit")]
 mod trap_scan;

@@ -121,7 +121,7 @@ impl Language {
         self,
         from: ScalarType,
         to: ScalarType,
-    ) -> Result<crate::lower::ElementConversion, RequestError> {
+    ) -> Result<crate::element_conversion::ElementConversion, RequestError> {
         let rules = match self {
             Language::Rust => rust::RULES,
             // WebAssembly's, PTX's and CUDA's conversions are instructions with their own
@@ -141,7 +141,7 @@ impl Language {
                     }
                 }
                 return match c {
-                    Request::Convert(c) => Ok(crate::lower::ElementConversion::of(&c)),
+                    Request::Convert(c) => Ok(crate::element_conversion::ElementConversion::of(&c)),
                     Request::Reinterpret(_) | Request::Chain(_) => {
                         unreachable!("a constructor converts")
                     }
@@ -158,7 +158,7 @@ impl Language {
             VectorType::scalar(to),
             rules,
         )? {
-            Request::Convert(c) => Ok(crate::lower::ElementConversion::of(&c)),
+            Request::Convert(c) => Ok(crate::element_conversion::ElementConversion::of(&c)),
             Request::Reinterpret(_) | Request::Chain(_) => unreachable!("a constructor converts"),
         }
     }

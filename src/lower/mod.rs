@@ -12,7 +12,7 @@
 //! What the class files share lives in modules beneath them, never in each other: the
 //! bit-level half <-> float sequences ([`half`]), lane shapes, constants and vector rounding
 //! ([`lanes`]), the element and vector types and constructors (`values`), and what a recipe
-//! converts ([`recipes::BlockSpec`]). `tests/lower_imports.rs` keeps the imports acyclic.
+//! converts ([`recipes::BlockSpec`]). `tests/imports.rs` keeps the imports acyclic.
 //!
 //! # Value conventions
 //!
@@ -66,21 +66,22 @@ pub mod recipes;
 pub mod rounded_arith;
 mod shapes;
 pub mod small_float;
+pub mod table;
 mod typed;
 mod values;
 pub mod vstore_half;
 
+pub use crate::element_conversion::ElementConversion;
 pub use shapes::{value_shape, HalfValues};
-pub use typed::ElementConversion;
 pub(crate) use values::{bitcast_le, int_const, zero_scalar};
 pub use values::{element_type, vector_parts};
 
 use crate::request::{Conversion, Reinterpretation, Request, RequestError};
-use crate::table::IsaFeatures;
 use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
 use cranelift_codegen::ir::{InstBuilder, Type, Value};
 use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
 use cranelift_frontend::FunctionBuilder;
+use table::IsaFeatures;
 
 /// Why a lowering was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -634,7 +635,7 @@ impl Lowering {
         }
         let row = target
             .features
-            .choose(&crate::table::Key::of(&self.spec(conv)))
+            .choose(&table::Key::of(&self.spec(conv)))
             .ok()?;
         match row.recipe.body {
             recipes::Body::Vector(emit) => Some(emit),

@@ -4,97 +4,11 @@
 
 use super::shapes::{self, HalfValues};
 use super::{LowerError, Lowering};
-use crate::request::{Conversion, Request};
-use crate::rules::Rules;
-use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
+use crate::element_conversion::ElementConversion;
+use crate::request::Request;
+use crate::types::{ScalarType, Width};
 use cranelift_codegen::ir::Value;
 use cranelift_frontend::FunctionBuilder;
-
-/// One element conversion, without a width: what [`Lowering::convert`] applies to every lane of
-/// a value. The typed form of a name: `convert_int_sat_rte` is
-/// `ElementConversion::new(Float, Int).saturating().rounding(Rounding::Rte)`.
-///
-/// ```
-/// use clconv::lower::ElementConversion;
-/// use clconv::{rules::Rules, Rounding, ScalarType::{Float, Int}, Width};
-/// let c = ElementConversion::new(Float, Int).saturating().rounding(Rounding::Rte);
-/// assert_eq!(c.at_width(Width::W4).unwrap().to_string(), "convert_int4_sat_rte(float4)");
-/// let wgsl = ElementConversion::new(Float, Int).rules(Rules::WGSL);
-/// assert_eq!(wgsl.at_width(Width::W1).unwrap().to_string(), "convert_int_satsrc(float)");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ElementConversion {
-    from: ScalarType,
-    to: ScalarType,
-    saturate: bool,
-    rounding: Option<Rounding>,
-    rules: Rules,
-}
-
-impl ElementConversion {
-    /// `from` -> `to` with OpenCL's defaults: no `_sat`, the default rounding (toward zero into
-    /// integers, the static mode into floats), OpenCL's rules.
-    pub const fn new(from: ScalarType, to: ScalarType) -> ElementConversion {
-        ElementConversion {
-            from,
-            to,
-            saturate: false,
-            rounding: None,
-            rules: Rules::OPENCL,
-        }
-    }
-
-    /// The element conversion of `conv` (its width dropped).
-    pub const fn of(conv: &Conversion) -> ElementConversion {
-        ElementConversion {
-            from: conv.src().elem,
-            to: conv.dst().elem,
-            saturate: conv.saturate(),
-            rounding: conv.rounding(),
-            rules: conv.rules(),
-        }
-    }
-
-    /// Saturating (`_sat`): integer destinations only.
-    pub const fn saturating(mut self) -> ElementConversion {
-        self.saturate = true;
-        self
-    }
-
-    /// Rounding by `mode` instead of the default.
-    pub const fn rounding(mut self, mode: Rounding) -> ElementConversion {
-        self.rounding = Some(mode);
-        self
-    }
-
-    /// Following `rules` (a language's, [`crate::rules`]) at the edges.
-    pub const fn rules(mut self, rules: Rules) -> ElementConversion {
-        self.rules = rules;
-        self
-    }
-
-    /// The source element type.
-    pub const fn from(&self) -> ScalarType {
-        self.from
-    }
-
-    /// The destination element type.
-    pub const fn to(&self) -> ScalarType {
-        self.to
-    }
-
-    /// The conversion on `width` components (an error for `_sat` into a float).
-    pub fn at_width(&self, width: Width) -> Result<Conversion, crate::RequestError> {
-        Conversion::new(
-            VectorType::new(self.from, width),
-            VectorType::new(self.to, width),
-            self.saturate,
-            self.rounding,
-            Extensions::with_fp16(),
-        )
-        .map(|c| c.with_rules(self.rules))
-    }
-}
 
 impl Lowering {
     /// Converts every lane of the caller's value to `conv`'s destination element type, in one
@@ -145,7 +59,7 @@ impl Lowering {
         conv: ElementConversion,
         operand: &[Value],
     ) -> Result<Vec<Value>, LowerError> {
-        let lanes = operand_lanes(b, conv.from, operand)?;
+        let lanes = operand_lanes(b, conv.from(), operand)?;
         let width = width_of(lanes, operand, b)?;
         let request = Request::Convert(conv.at_width(width)?);
         self.lower_request(b, &request, operand)
@@ -185,13 +99,13 @@ impl Lowering {
         conv: ElementConversion,
         operand: &[Value],
     ) -> Result<Option<Value>, LowerError> {
-        if !conv.rules.traps() || !conv.from.is_float() || conv.to.is_float() {
+        if !conv.applied_rules().traps() || !conv.from().is_float() || conv.to().is_float() {
             return Ok(None);
         }
-        let lanes = operand_lanes(b, conv.from, operand)?;
+        let lanes = operand_lanes(b, conv.from(), operand)?;
         let width = width_of(lanes, operand, b)?;
         let c = conv.at_width(width)?;
-        if conv.from == ScalarType::Half && width != Width::W1 {
+        if conv.from() == ScalarType::Half && width != Width::W1 {
             return Err(LowerError::Operand {
                 why: "the trap flag takes half values one scalar at a time".into(),
             });
@@ -205,7 +119,11 @@ impl Lowering {
             .collect();
         let rounding = c.effective_rounding(self.static_mode());
         Ok(Some(super::edges::trap_flag(
-            b, conv.from, conv.to, rounding, &parts,
+            b,
+            conv.from(),
+            conv.to(),
+            rounding,
+            &parts,
         )))
     }
 
@@ -217,7 +135,7 @@ impl Lowering {
         conv: ElementConversion,
         x: Value,
     ) -> Result<Value, LowerError> {
-        one(self.convert(b, conv, &[x])?, conv.to, b)
+        one(self.convert(b, conv, &[x])?, conv.to(), b)
     }
 
     /// Reinterprets the caller's value as lanes of `to` (the same bits: `bitcast<vec2<f32>>`

@@ -14,7 +14,7 @@
 //! guarded fast rows sit above the unguarded fallback, like the rules of Cranelift's
 //! `lower.isle`.
 
-use crate::lower::recipes::{self, BlockSpec, Class, Recipe};
+use super::recipes::{self, BlockSpec, Class, Recipe};
 use crate::rules::Rules;
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::isa::TargetIsa;
@@ -99,19 +99,19 @@ impl Arch {
         match self {
             Arch::X86_64 => (
                 "lowering-tables/x86_64.table",
-                include_str!("../lowering-tables/x86_64.table"),
+                include_str!("../../lowering-tables/x86_64.table"),
             ),
             Arch::Aarch64 => (
                 "lowering-tables/aarch64.table",
-                include_str!("../lowering-tables/aarch64.table"),
+                include_str!("../../lowering-tables/aarch64.table"),
             ),
             Arch::Riscv64 => (
                 "lowering-tables/riscv64.table",
-                include_str!("../lowering-tables/riscv64.table"),
+                include_str!("../../lowering-tables/riscv64.table"),
             ),
             Arch::S390x => (
                 "lowering-tables/s390x.table",
-                include_str!("../lowering-tables/s390x.table"),
+                include_str!("../../lowering-tables/s390x.table"),
             ),
         }
     }
