@@ -1061,7 +1061,8 @@ fn describe_vector(ty: crate::types::VectorType, layout: Layout) -> String {
     )
 }
 
-/// The C type of one element (`half`, `bfloat` and the 8-bit floats: their bits).
+/// The C type of one element (`half`, `bfloat` and the 8-bit floats: their bits; bool: a
+/// byte, 0 false and any other true, not C's `bool`, for which a byte but 0 or 1 is undefined).
 fn c_type(t: ScalarType) -> &'static str {
     match t {
         ScalarType::Char => "int8_t",
@@ -1075,6 +1076,6 @@ fn c_type(t: ScalarType) -> &'static str {
         ScalarType::Half | ScalarType::BFloat => "uint16_t",
         ScalarType::Float => "float",
         ScalarType::Double => "double",
-        ScalarType::Fp8E4M3 | ScalarType::Fp8E5M2 => "uint8_t",
+        ScalarType::Fp8E4M3 | ScalarType::Fp8E5M2 | ScalarType::Bool => "uint8_t",
     }
 }

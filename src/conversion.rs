@@ -55,7 +55,7 @@ pub enum RequestError {
         why: String,
     },
     /// An unknown type name (e.g. `bool`, `size_t`, `int5` split wrongly).
-    #[error("unknown type `{name}` in {input:?}: the convertible types are char, uchar, short, ushort, int, uint, long, ulong, float, double, half (with cl_khr_fp16), bfloat, fp8e4m3 and fp8e5m2{hint}")]
+    #[error("unknown type `{name}` in {input:?}: the convertible types are char, uchar, short, ushort, int, uint, long, ulong, float, double, half (with cl_khr_fp16), bfloat, fp8e4m3, fp8e5m2 and bool{hint}")]
     UnknownType {
         /// The type as written.
         name: String,
@@ -85,6 +85,22 @@ pub enum RequestError {
     /// `_sat` on a floating-point destination.
     #[error("`_sat` applies only to integer destinations, and {dst} is floating-point: drop `_sat` (conversions to {dst} already give ±inf or ±MAX as the rounding mode says)")]
     SatOnFloat {
+        /// The destination type.
+        dst: VectorType,
+    },
+    /// `_sat` or a rounding mode on a conversion to or from bool, which is exact.
+    #[error("convert_{dst}({src}) converts to or from bool, which is exact: write it without `_sat` and without a rounding mode")]
+    BoolModifier {
+        /// The source type.
+        src: VectorType,
+        /// The destination type.
+        dst: VectorType,
+    },
+    /// `as_` to or from bool, which has no bits of its own.
+    #[error("as_{dst}({src}): a bool has no bits to reinterpret (its byte is clconv's storage, not the language's): convert it, `convert_{dst}({src})`")]
+    BoolBits {
+        /// The source type.
+        src: VectorType,
         /// The destination type.
         dst: VectorType,
     },
@@ -191,6 +207,9 @@ impl Conversion {
         }
         if src.width != dst.width {
             return Err(RequestError::ElementCountMismatch { src, dst });
+        }
+        if (src.elem.is_bool() || dst.elem.is_bool()) && (saturate || rounding.is_some()) {
+            return Err(RequestError::BoolModifier { src, dst });
         }
         Ok(Conversion {
             src,
@@ -386,21 +405,60 @@ impl Conversion {
         out.into_iter().collect()
     }
 
-    /// Every conversion whose rules are not OpenCL's and give other results (after
-    /// [`Conversion::with_rules`]'s normalisation), at every width and rounding: WGSL's float
-    /// -> integer clamp where it differs from `_sat` (360 with half, 240 without), and PTX's
-    /// NaN rule where it is not 0 (from double, and into long and ulong: 360 with half, 300
-    /// without). The trapping rules are not here: their kernels stop at a trap, which the
-    /// matrix's comparisons do not expect.
+    /// Every conversion OpenCL C does not have that the matrix checks: those whose rules are
+    /// not OpenCL's and give other results (after [`Conversion::with_rules`]'s
+    /// normalisation), at every width and rounding: WGSL's float -> integer clamp where it
+    /// differs from `_sat` (360 with half, 240 without), and PTX's NaN rule where it is not 0
+    /// (from double, and into long and ulong: 360 with half, 300 without); then the
+    /// conversions to and from bool ([`Conversion::with_bool`]: 174 with half, 162 without).
+    /// The trapping rules are not here: their kernels stop at a trap, which the matrix's
+    /// comparisons do not expect.
     ///
     /// ```
     /// use clconv::{Conversion, Extensions};
     /// let all = Conversion::beyond_opencl(Extensions::with_fp16());
-    /// assert_eq!(all.len(), 720);
+    /// assert_eq!(all.len(), 720 + 174);
     /// assert!(all.iter().any(|c| c.to_string() == "convert_int_satsrc(float)"));
     /// assert!(all.iter().any(|c| c.to_string() == "convert_long_satmsb_rte(float)"));
     /// ```
     pub fn beyond_opencl(ext: Extensions) -> Vec<Conversion> {
+        let mut out = Conversion::under_other_rules(ext);
+        out.extend(Conversion::with_bool(ext));
+        out
+    }
+
+    /// Every conversion to or from bool: each scalar type (half with `cl_khr_fp16`) to bool
+    /// and back, and bool to bool, at every width. They take no modifier: each is exact.
+    ///
+    /// ```
+    /// use clconv::{Conversion, Extensions};
+    /// let b = Conversion::with_bool(Extensions::with_fp16());
+    /// assert_eq!(b.len(), (2 * 14 + 1) * 6);
+    /// assert!(b.iter().any(|c| c.to_string() == "convert_bool4(float4)"));
+    /// assert!(b.iter().any(|c| c.to_string() == "convert_half16(bool16)"));
+    /// ```
+    pub fn with_bool(ext: Extensions) -> Vec<Conversion> {
+        let bool_ = ScalarType::Bool;
+        let mut pairs = vec![(bool_, bool_)];
+        for t in ScalarType::ALL {
+            if ext.fp16 || t != ScalarType::Half {
+                pairs.push((t, bool_));
+                pairs.push((bool_, t));
+            }
+        }
+        let mut out = Vec::new();
+        for (src, dst) in pairs {
+            for width in Width::ALL {
+                let (s, d) = (VectorType::new(src, width), VectorType::new(dst, width));
+                out.push(Conversion::new(s, d, false, None, ext).expect("a bool conversion"));
+            }
+        }
+        out
+    }
+
+    /// The float -> integer conversions under WGSL's and PTX's rules that differ from
+    /// OpenCL's, every width, `_sat` and rounding.
+    fn under_other_rules(ext: Extensions) -> Vec<Conversion> {
         let mut out = Vec::new();
         for src in ScalarType::OPENCL {
             if !src.is_float() || (src == ScalarType::Half && !ext.fp16) {
@@ -462,6 +520,9 @@ impl Reinterpretation {
     ) -> Result<Reinterpretation, RequestError> {
         check_half(src, ext)?;
         check_half(dst, ext)?;
+        if src.elem.is_bool() || dst.elem.is_bool() {
+            return Err(RequestError::BoolBits { src, dst });
+        }
         if src.byte_size() != dst.byte_size() {
             return Err(RequestError::SizeMismatch { src, dst });
         }

@@ -739,14 +739,7 @@ fn parse_width(digits: &str) -> Option<Width> {
 
 /// Extra advice for an unknown type name, starting with "; " (or empty).
 fn type_hint(name: &str) -> String {
-    const NEVER: [&str; 6] = [
-        "bool",
-        "void",
-        "size_t",
-        "ptrdiff_t",
-        "intptr_t",
-        "uintptr_t",
-    ];
+    const NEVER: [&str; 5] = ["void", "size_t", "ptrdiff_t", "intptr_t", "uintptr_t"];
     const C_FIXED: [(&str, ScalarType); 8] = [
         ("int8_t", ScalarType::Char),
         ("uint8_t", ScalarType::UChar),
@@ -759,7 +752,7 @@ fn type_hint(name: &str) -> String {
     ];
     let base = name.trim_end_matches(|c: char| c.is_ascii_digit());
     if NEVER.contains(&base) {
-        return "; bool, void, size_t, ptrdiff_t, intptr_t and uintptr_t are never convertible: \
+        return "; void, size_t, ptrdiff_t, intptr_t and uintptr_t are never convertible: \
                 convert_ and as_ exist only for the sized types above, so cast to one of them first"
             .into();
     }
@@ -916,6 +909,7 @@ fn parse_param(text: &str) -> Result<VectorType, String> {
 fn element_code(text: &str) -> Option<(ScalarType, usize)> {
     ScalarType::ALL
         .into_iter()
+        .chain([ScalarType::Bool])
         .find(|t| text.starts_with(t.mangled_code()))
         .map(|t| (t, t.mangled_code().len()))
 }
@@ -926,7 +920,6 @@ fn bad_code(text: &str) -> String {
         return "missing the element type code".into();
     };
     match c {
-        'b' => "`b` is bool, which is never convertible".into(),
         'v' => "`v` is void, which is never convertible".into(),
         'a' => "`a` is C's `signed char`; OpenCL's char is `c`".into(),
         'x' | 'y' => format!("`{c}` is C's long long; OpenCL's 64-bit integers are `l` and `m`"),

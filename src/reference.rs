@@ -340,6 +340,18 @@ impl ElementConverter {
         };
         let kernel: Kernel = if src == dst {
             identity
+        } else if src.is_bool() {
+            if dst.is_float() {
+                for_format!(dst, F => from_bool::<F> as Kernel)
+            } else {
+                from_bool_to_integer
+            }
+        } else if dst.is_bool() {
+            if src.is_float() {
+                for_format!(src, F => float_to_bool::<F> as Kernel)
+            } else {
+                integer_to_bool
+            }
         } else {
             match (src.is_float(), dst.is_float()) {
                 (false, false) => int_to_int,
@@ -536,6 +548,35 @@ impl Format for Double {
 
 fn identity(_: &Params, bits: u64) -> ElementResult {
     defined(bits)
+}
+
+// bool, as every shader language defines its conversions (`docs/shader-languages.md` quotes
+// them): WGSL 16.1.2, "bool(e): ... false if e is a zero value (or -0.0), true otherwise";
+// "i32(e: bool): 1 if e is true and 0 otherwise", "f32(e: bool): 1.0 if e is true and 0.0
+// otherwise"; GLSL 4.60, 5.4.1: "0 and 0.0 are converted to false, and nonzero values are
+// converted to true"; "true is converted to 1 or 1.0, and false is converted to 0 or 0.0".
+// A bool element in a buffer is a byte: 0 is false, any other byte true.
+
+/// bool -> integer: 1 or 0.
+fn from_bool_to_integer(_: &Params, bits: u64) -> ElementResult {
+    defined(u64::from(bits != 0))
+}
+
+/// bool -> float: the format's 1.0 or +0.0, converted exactly from the integer.
+fn from_bool<F: Format>(_: &Params, bits: u64) -> ElementResult {
+    let one = F::from_i128_r(i128::from(bits != 0), Round::NearestTiesToEven).value;
+    defined(one.to_bits() as u64)
+}
+
+/// integer -> bool: true unless zero.
+fn integer_to_bool(_: &Params, bits: u64) -> ElementResult {
+    defined(u64::from(bits != 0))
+}
+
+/// float -> bool: false for +0.0 and -0.0, true for everything else, NaN included (NaN is
+/// not zero).
+fn float_to_bool<F: Format>(_: &Params, bits: u64) -> ElementResult {
+    defined(u64::from(!F::from_bits(u128::from(bits)).is_zero()))
 }
 
 fn int_to_int(p: &Params, bits: u64) -> ElementResult {

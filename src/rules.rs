@@ -186,6 +186,11 @@ impl Rules {
     /// The rules as they apply to a `src` -> `dst` conversion: OpenCL's wherever these give the
     /// same result as OpenCL's on every input (so that the request shares OpenCL's kernel).
     pub fn normalised(self, src: ScalarType, dst: ScalarType) -> Rules {
+        // To or from bool nothing is rounded, clamped or flushed: every language's bool
+        // conversion is the same exact one.
+        if src.is_bool() || dst.is_bool() {
+            return Rules::OPENCL;
+        }
         // The float rules where they can change a result: a clamp of a float result; flushing
         // where a binary32 operand or result can be subnormal (a float operand; a float result
         // from a format whose range reaches float's subnormals).

@@ -8,7 +8,8 @@ use std::fmt;
 /// An OpenCL C scalar type that explicit conversions accept.
 ///
 /// `half` is only legal when the `cl_khr_fp16` extension is switched on (see
-/// [`Extensions`]); `bool`, `size_t` and the pointer-sized integers are never convertible.
+/// [`Extensions`]); `size_t` and the pointer-sized integers are never convertible. clconv adds
+/// `bool` (the shader languages' conversions), which OpenCL C does not convert.
 ///
 /// ```
 /// use clconv::ScalarType;
@@ -51,6 +52,13 @@ pub enum ScalarType {
     /// `fp8e5m2`: OCP 8-bit E5M2: 5 exponent bits (bias 15), 2 fraction bits, IEEE-754's
     /// infinities and NaNs, largest finite 57344. Vectors are spelled `fp8e5m2x4`.
     Fp8E5M2,
+    /// `bool`: a truth value, what every shader language converts to and from (WGSL's
+    /// `bool(e)`, GLSL's `bvec4(v)`, HLSL's `(bool)x`). Not a number: converting a number to
+    /// bool gives false for zero (`-0.0` included) and true for everything else (NaN included);
+    /// converting a bool gives 0 or 1 (0.0 or 1.0). In a buffer a bool is one byte, 0 for false
+    /// and any other byte for true (written as 1); the builder API takes it as its caller holds
+    /// it ([`crate::lower::BoolValues`]). It has no bits to reinterpret, and no `_sat` into it.
+    Bool,
 }
 
 /// What kind of number an element is, as a front end's IR says it (naga's `ScalarKind`,
@@ -64,6 +72,8 @@ pub enum NumberKind {
     Unsigned,
     /// An IEEE-754 binary float (binary16, binary32, binary64).
     Float,
+    /// A truth value (naga's `ScalarKind::Bool`, SPIR-V's `OpTypeBool`), held in any width.
+    Bool,
 }
 
 impl ScalarType {
@@ -78,6 +88,7 @@ impl ScalarType {
     /// assert_eq!(ScalarType::of(NumberKind::Float, 2), Some(ScalarType::Half));
     /// assert_eq!(ScalarType::of(NumberKind::Float, 1), None);
     /// assert_eq!(ScalarType::of(NumberKind::Signed, 16), None);
+    /// assert_eq!(ScalarType::of(NumberKind::Bool, 1), Some(ScalarType::Bool));
     /// ```
     pub const fn of(kind: NumberKind, bytes: u32) -> Option<ScalarType> {
         use ScalarType::*;
@@ -93,6 +104,7 @@ impl ScalarType {
             (NumberKind::Float, 2) => Half,
             (NumberKind::Float, 4) => Float,
             (NumberKind::Float, 8) => Double,
+            (NumberKind::Bool, 1 | 2 | 4 | 8) => Bool,
             _ => return None,
         })
     }
@@ -149,12 +161,16 @@ impl ScalarType {
             ScalarType::BFloat => "bfloat",
             ScalarType::Fp8E4M3 => "fp8e4m3",
             ScalarType::Fp8E5M2 => "fp8e5m2",
+            ScalarType::Bool => "bool",
         }
     }
 
-    /// The type whose OpenCL spelling is `name`, if any.
+    /// The type whose spelling is `name`, if any (`bool` included).
     pub fn from_name(name: &str) -> Option<ScalarType> {
-        ScalarType::ALL.into_iter().find(|t| t.name() == name)
+        ScalarType::ALL
+            .into_iter()
+            .chain([ScalarType::Bool])
+            .find(|t| t.name() == name)
     }
 
     /// The Itanium mangling code of the type as a parameter: `c h s t i j l m Dh f d`; Clang's
@@ -176,13 +192,18 @@ impl ScalarType {
             ScalarType::BFloat => "DF16b",
             ScalarType::Fp8E4M3 => "u7fp8e4m3",
             ScalarType::Fp8E5M2 => "u7fp8e5m2",
+            ScalarType::Bool => "b",
         }
     }
 
-    /// Width in bits: 8, 16, 32 or 64.
+    /// Width in bits: 8, 16, 32 or 64 (a bool's byte in a buffer: 8).
     pub const fn bits(self) -> u32 {
         match self {
-            ScalarType::Char | ScalarType::UChar | ScalarType::Fp8E4M3 | ScalarType::Fp8E5M2 => 8,
+            ScalarType::Char
+            | ScalarType::UChar
+            | ScalarType::Fp8E4M3
+            | ScalarType::Fp8E5M2
+            | ScalarType::Bool => 8,
             ScalarType::Short | ScalarType::UShort | ScalarType::Half | ScalarType::BFloat => 16,
             ScalarType::Int | ScalarType::UInt | ScalarType::Float => 32,
             ScalarType::Long | ScalarType::ULong | ScalarType::Double => 64,
@@ -227,7 +248,12 @@ impl ScalarType {
 
     /// True for the eight integer types.
     pub const fn is_integer(self) -> bool {
-        !self.is_float()
+        !self.is_float() && !self.is_bool()
+    }
+
+    /// True for `bool`.
+    pub const fn is_bool(self) -> bool {
+        matches!(self, ScalarType::Bool)
     }
 
     /// True for `char`, `short`, `int`, `long` (the floating types are not "signed integers").
@@ -238,9 +264,9 @@ impl ScalarType {
         )
     }
 
-    /// Smallest value of an integer type, as i128 (`None` for floating types).
+    /// Smallest value of an integer type, as i128 (`None` for floating types and bool).
     pub const fn int_min(self) -> Option<i128> {
-        if self.is_float() {
+        if !self.is_integer() {
             None
         } else if self.is_signed_integer() {
             Some(-(1i128 << (self.bits() - 1)))
@@ -249,9 +275,9 @@ impl ScalarType {
         }
     }
 
-    /// Largest value of an integer type, as i128 (`None` for floating types).
+    /// Largest value of an integer type, as i128 (`None` for floating types and bool).
     pub const fn int_max(self) -> Option<i128> {
-        if self.is_float() {
+        if !self.is_integer() {
             None
         } else if self.is_signed_integer() {
             Some((1i128 << (self.bits() - 1)) - 1)

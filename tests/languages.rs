@@ -295,6 +295,77 @@ mod through_the_jit {
         );
     }
 
+    /// bool in every shader language: WGSL 17.1.2 ("false if e is a zero value", -0.0 one;
+    /// "1 if e is true"), GLSL 4.60 5.4.1 ("0 and 0.0 are converted to false, and nonzero
+    /// values are converted to true"; "true is converted to 1 or 1.0"), HLSL and Metal (C's
+    /// rule: compares unequal to 0). So -0.0 is false, NaN and the smallest subnormal are
+    /// true. Bytes in, bytes out; expected values by hand.
+    #[test]
+    fn bool_as_each_language_says() {
+        let jit = Jit::new().unwrap();
+        let bytes = |name: &str, src: Vec<u8>, want: Vec<u8>| {
+            let mut got = vec![0xaau8; want.len()];
+            let kernel = jit.compile(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            kernel.run_bytes(Layout::Packed, &src, &mut got).unwrap();
+            assert_eq!(got, want, "{name} through the JIT");
+            got.fill(0xaa);
+            reference::evaluate(&parse(name), Layout::Packed, &src, &mut got).unwrap();
+            assert_eq!(got, want, "{name} through the reference");
+        };
+        let f32s = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        // NaN, -0.0, +0.0, the smallest subnormal, -inf, -2.5, 1.0, the largest finite.
+        let floats = [
+            0x7fc0_0000,
+            0x8000_0000,
+            0,
+            1,
+            0xff80_0000,
+            0xc020_0000,
+            0x3f80_0000,
+            0x7f7f_ffff,
+        ];
+        let truth = vec![1, 0, 0, 1, 1, 1, 1, 1];
+        bytes("wgsl:bool(f32)", f32s(&floats[..4]), truth[..4].to_vec());
+        bytes("glsl:bvec4(vec4)", f32s(&floats[..4]), truth[..4].to_vec());
+        bytes("hlsl:bool4(float4)", f32s(&floats), truth.clone());
+        bytes("msl:bool4(float4)", f32s(&floats[4..]), truth[4..].to_vec());
+        // Half: NaN 0x7e00, -0.0, +0.0, the smallest subnormal.
+        let halves: Vec<u8> = [0x7e00u16, 0x8000, 0, 1]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        bytes("wgsl:vec4<bool>(vec4<f16>)", halves, vec![1, 0, 0, 1]);
+        // Integers: zero is the only false.
+        let ints = f32s(&[0, 1, 0xffff_ffff, 0x8000_0000]);
+        bytes("wgsl:vec4<bool>(vec4<i32>)", ints.clone(), vec![0, 1, 1, 1]);
+        bytes("glsl:bvec4(uvec4)", ints, vec![0, 1, 1, 1]);
+        // bool -> numbers: 1 (1.0) and 0; a byte but 0 is true.
+        let b = vec![1u8, 0, 2, 0xff];
+        bytes(
+            "wgsl:vec4<f32>(vec4<bool>)",
+            b.clone(),
+            f32s(&[0x3f80_0000, 0, 0x3f80_0000, 0x3f80_0000]),
+        );
+        bytes("glsl:ivec4(bvec4)", b.clone(), f32s(&[1, 0, 1, 1]));
+        bytes(
+            "hlsl:half4(bool4)",
+            b.clone(),
+            [0x3c00u16, 0, 0x3c00, 0x3c00]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect(),
+        );
+        bytes(
+            "hlsl:double2(bool2)",
+            vec![0, 7],
+            [0u64, 0x3ff0_0000_0000_0000]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect(),
+        );
+        bytes("msl:uchar4(bool4)", b, vec![1, 0, 1, 1]);
+    }
+
     #[test]
     fn wgsl_worked_examples() {
         let jit = Jit::new().unwrap();
@@ -511,7 +582,12 @@ fn each_spelling_is_the_request_its_rules_make() {
 fn what_a_language_does_not_have_is_a_typed_error() {
     let err = |name: &str| Request::parse(name, Extensions::default()).unwrap_err();
     for (name, says) in [
-        ("wgsl:i32(bool)", "bool is no number"),
+        ("wgsl:bitcast<u32>(bool)", "none of them bool"),
+        ("hlsl:asint(bool)", "a bool has no bits to reinterpret"),
+        (
+            "msl:as_type<char>(bool)",
+            "a bool has no bits to reinterpret",
+        ),
         ("wgsl:i64(f32)", "WGSL has no such type"),
         ("wgsl:vec4<i32>(vec2<f32>)", "keeps the component count"),
         ("wgsl:bitcast<vec3<i32>>(vec4<u32>)", "same component count"),

@@ -22,12 +22,13 @@ pub(super) const RULES: ConstructorRules = ConstructorRules {
 };
 
 /// Scalar names and the vector prefix of each (`ivec4`, `u8vec2`).
-const TYPES: [(&str, &str, ScalarType); 15] = [
+const TYPES: [(&str, &str, ScalarType); 16] = [
     ("int", "ivec", ScalarType::Int),
     ("uint", "uvec", ScalarType::UInt),
     ("float", "vec", ScalarType::Float),
     ("double", "dvec", ScalarType::Double),
     ("float16_t", "f16vec", ScalarType::Half),
+    ("bool", "bvec", ScalarType::Bool),
     ("int8_t", "i8vec", ScalarType::Char),
     ("uint8_t", "u8vec", ScalarType::UChar),
     ("int16_t", "i16vec", ScalarType::Short),
@@ -169,9 +170,7 @@ fn parse_type(name: &str, text: &str) -> Result<VectorType, RequestError> {
             return Ok(VectorType::new(elem, width));
         }
     }
-    let hint = if name.starts_with("bool") || name.starts_with("bvec") {
-        "; bool is no number"
-    } else if name.starts_with("mat") || name.starts_with("dmat") {
+    let hint = if name.starts_with("mat") || name.starts_with("dmat") {
         "; matrices convert column by column, as vectors"
     } else {
         ""
@@ -180,9 +179,9 @@ fn parse_type(name: &str, text: &str) -> Result<VectorType, RequestError> {
         Language::Glsl,
         text,
         format!(
-            "unknown type `{name}`: GLSL converts int, uint, float, double and the explicit \
-             arithmetic types (int8_t ... uint64_t, float16_t ... float64_t), and their \
-             vectors (ivec4, uvec2, vec3, dvec4, f16vec4, i8vec2, ...){hint}"
+            "unknown type `{name}`: GLSL converts int, uint, float, double, bool and the \
+             explicit arithmetic types (int8_t ... uint64_t, float16_t ... float64_t), and \
+             their vectors (ivec4, uvec2, vec3, dvec4, bvec2, f16vec4, i8vec2, ...){hint}"
         ),
     ))
 }
@@ -201,8 +200,8 @@ fn spelled(t: VectorType) -> String {
 pub(super) fn spellings() -> Vec<String> {
     let mut out = Vec::new();
     for width in [Width::W1, Width::W2, Width::W3, Width::W4] {
-        for (_, _, dst) in &TYPES[..11] {
-            for (_, _, src) in &TYPES[..11] {
+        for (_, _, dst) in &TYPES[..12] {
+            for (_, _, src) in &TYPES[..12] {
                 let (d, s) = (VectorType::new(*dst, width), VectorType::new(*src, width));
                 out.push(format!("{}({})", spelled(d), spelled(s)));
             }

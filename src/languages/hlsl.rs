@@ -30,12 +30,13 @@ fn to_float(src: ScalarType, dst: ScalarType) -> Rounding {
     }
 }
 
-const SCALARS: [(&str, ScalarType); 15] = [
+const SCALARS: [(&str, ScalarType); 16] = [
     ("int", ScalarType::Int),
     ("uint", ScalarType::UInt),
     ("float", ScalarType::Float),
     ("double", ScalarType::Double),
     ("half", ScalarType::Half),
+    ("bool", ScalarType::Bool),
     ("int16_t", ScalarType::Short),
     ("uint16_t", ScalarType::UShort),
     ("int64_t", ScalarType::Long),
@@ -96,7 +97,7 @@ fn half_bits(name: &str, src: VectorType, text: &str) -> Result<Request, Request
         ScalarType::UInt
     };
     if src.elem != operand {
-        let wanted = syntax::suffixed_name(v(operand), &SCALARS[..9]).unwrap_or_default();
+        let wanted = syntax::suffixed_name(v(operand), &SCALARS[..10]).unwrap_or_default();
         return Err(syntax::error(
             Language::Hlsl,
             text,
@@ -135,8 +136,6 @@ fn parse_type(name: &str, text: &str) -> Result<VectorType, RequestError> {
     syntax::suffixed_type(name, &SCALARS, &[1, 2, 3, 4]).ok_or_else(|| {
         let hint = if name.starts_with("min") {
             "; the min-precision types (min16float, ...) have no fixed width to convert exactly"
-        } else if name.starts_with("bool") {
-            "; bool is no number"
         } else {
             ""
         };
@@ -144,16 +143,16 @@ fn parse_type(name: &str, text: &str) -> Result<VectorType, RequestError> {
             Language::Hlsl,
             text,
             format!(
-                "unknown type `{name}`: HLSL converts int, uint, float, double, half, int16_t, \
-                 uint16_t, int64_t, uint64_t (and dword, int32_t, uint32_t, float16_t, \
-                 float32_t, float64_t), with 1 to 4 components (`float4`){hint}"
+                "unknown type `{name}`: HLSL converts int, uint, float, double, half, bool, \
+                 int16_t, uint16_t, int64_t, uint64_t (and dword, int32_t, uint32_t, \
+                 float16_t, float32_t, float64_t), with 1 to 4 components (`float4`){hint}"
             ),
         )
     })
 }
 
 pub(super) fn spellings() -> Vec<String> {
-    let canonical = &SCALARS[..9];
+    let canonical = &SCALARS[..10];
     let mut out = Vec::new();
     for width in [Width::W1, Width::W2, Width::W3, Width::W4] {
         for &(_, dst) in canonical {

@@ -94,7 +94,7 @@ impl Language {
     /// ```
     pub fn parse(self, expression: &str) -> Result<Request, RequestError> {
         let compact = syntax::compact(self, expression)?;
-        match self {
+        let parsed = match self {
             // Rust's casts are words: `f32 as i8` keeps its spaces.
             Language::Rust => rust::parse(expression),
             Language::Wasm => wasm::parse(&compact),
@@ -104,7 +104,13 @@ impl Language {
             Language::Hlsl => hlsl::parse(&compact),
             Language::Glsl => glsl::parse(&compact),
             Language::Msl => msl::parse(&compact),
-        }
+        };
+        // The model's refusals a language's own words can reach, said in that language's
+        // spelling (the model's message names the OpenCL request).
+        parsed.map_err(|e| match e {
+            RequestError::BoolBits { .. } => syntax::error(self, expression, e.to_string()),
+            e => e,
+        })
     }
 
     /// The conversion this language's value constructor `to(e)` makes from an `e` of element
@@ -314,7 +320,9 @@ fn construct(
             ),
         ));
     }
-    let conversion = if src.elem == dst.elem {
+    // To or from bool nothing rounds or clamps: every language's bool conversion is the one
+    // exact conversion (`crate::lower::boolean`).
+    let conversion = if src.elem == dst.elem || src.elem.is_bool() || dst.elem.is_bool() {
         Conversion::new(src, dst, false, None, ext)?
     } else {
         match (src.elem.is_float(), dst.elem.is_float()) {

@@ -18,7 +18,7 @@ pub(super) const RULES: ConstructorRules = ConstructorRules {
     to_float: nearest_even,
 };
 
-const SCALARS: [(&str, ScalarType); 10] = [
+const SCALARS: [(&str, ScalarType); 11] = [
     ("char", ScalarType::Char),
     ("uchar", ScalarType::UChar),
     ("short", ScalarType::Short),
@@ -29,6 +29,7 @@ const SCALARS: [(&str, ScalarType); 10] = [
     ("ulong", ScalarType::ULong),
     ("half", ScalarType::Half),
     ("float", ScalarType::Float),
+    ("bool", ScalarType::Bool),
 ];
 
 pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
@@ -69,7 +70,6 @@ fn parse_type(name: &str, text: &str) -> Result<VectorType, RequestError> {
         let hint = match name {
             "double" => "; Metal has no double",
             "bfloat" => "; bfloat is not converted yet",
-            "bool" => "; bool is no number",
             _ => "",
         };
         syntax::error(
@@ -77,7 +77,7 @@ fn parse_type(name: &str, text: &str) -> Result<VectorType, RequestError> {
             text,
             format!(
                 "unknown type `{name}`: Metal converts char, uchar, short, ushort, int, uint, \
-                 long, ulong, half and float, with 2 to 4 components (`float4`){hint}"
+                 long, ulong, half, float and bool, with 2 to 4 components (`float4`){hint}"
             ),
         )
     })
@@ -95,6 +95,8 @@ pub(super) fn spellings() -> Vec<String> {
                     if VectorType::new(dst, width).byte_size()
                         == VectorType::new(src, width).byte_size()
                         && dst != src
+                        && !dst.is_bool()
+                        && !src.is_bool()
                     {
                         out.push(format!("as_type<{d}>({s})"));
                     }

@@ -22,11 +22,12 @@ pub(super) const RULES: ConstructorRules = ConstructorRules {
     to_float: nearest_even,
 };
 
-const SCALARS: [(&str, ScalarType); 4] = [
+const SCALARS: [(&str, ScalarType); 5] = [
     ("i32", ScalarType::Int),
     ("u32", ScalarType::UInt),
     ("f32", ScalarType::Float),
     ("f16", ScalarType::Half),
+    ("bool", ScalarType::Bool),
 ];
 
 pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
@@ -47,7 +48,7 @@ pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
                 text,
                 "WGSL's bitcast (17.2.1) is `bitcast<T>(T)`, or between 32-bit types of the \
                  same component count (`bitcast<vecN<T>>(vecN<S>)`), or vec2<f16> <-> a \
-                 32-bit scalar and vec4<f16> <-> vec2 of a 32-bit type"
+                 32-bit scalar and vec4<f16> <-> vec2 of a 32-bit type, none of them bool"
                     .into(),
             ));
         }
@@ -62,6 +63,10 @@ pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
 /// 32-bit S and T; `bitcast<T>(vec2<f16>)` and back for a 32-bit T; `bitcast<vec2<T>>(vec4<f16>)`
 /// and back.
 fn bitcast_exists(src: VectorType, dst: VectorType) -> bool {
+    // bool is no numeric type: no bitcast takes or gives it.
+    if src.elem.is_bool() || dst.elem.is_bool() {
+        return false;
+    }
     let bits32 = |t: VectorType| t.elem != ScalarType::Half;
     let halves = |h: VectorType, t: VectorType| {
         h.elem == ScalarType::Half
@@ -126,7 +131,6 @@ fn parse_type(name: &str, text: &str) -> Result<VectorType, RequestError> {
         }
     }
     let hint = match name {
-        "bool" => "; bool is no number: a select gives 0 or 1",
         "f64" | "i64" | "u64" | "i8" | "u8" | "i16" | "u16" => "; WGSL has no such type",
         _ if name.starts_with("mat") => "; matrices convert column by column, as vectors",
         _ => "",
@@ -135,8 +139,8 @@ fn parse_type(name: &str, text: &str) -> Result<VectorType, RequestError> {
         Language::Wgsl,
         text,
         format!(
-            "unknown type `{name}`: WGSL converts i32, u32, f32, f16 and vecN<T> of them \
-             (N = 2, 3, 4; also vecNi, vecNu, vecNf, vecNh){hint}"
+            "unknown type `{name}`: WGSL converts i32, u32, f32, f16, bool and vecN<T> of \
+             them (N = 2, 3, 4; also vecNi, vecNu, vecNf, vecNh){hint}"
         ),
     ))
 }

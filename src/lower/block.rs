@@ -24,10 +24,13 @@ pub struct BlockSpec {
 
 impl BlockSpec {
     /// The conversion class: `int_to_int`, `float_to_int`, `int_to_float`, `float_to_float`,
-    /// or `identity` (same source and destination type).
+    /// `bool` (to or from bool), or `identity` (same source and destination type).
     pub fn class(&self) -> Class {
         if self.src == self.dst {
             return Class::Identity;
+        }
+        if self.src.is_bool() || self.dst.is_bool() {
+            return Class::Bool;
         }
         match (self.src.is_float(), self.dst.is_float()) {
             (false, false) => Class::IntToInt,
@@ -54,6 +57,8 @@ pub enum Class {
     IntToFloat,
     /// float/half -> float/half.
     FloatToFloat,
+    /// To or from bool.
+    Bool,
     /// `convert_T(T)`: the bits unchanged.
     Identity,
     /// `as_*`.
@@ -62,11 +67,12 @@ pub enum Class {
 
 impl Class {
     /// Every class.
-    pub const ALL: [Class; 6] = [
+    pub const ALL: [Class; 7] = [
         Class::IntToInt,
         Class::FloatToInt,
         Class::IntToFloat,
         Class::FloatToFloat,
+        Class::Bool,
         Class::Identity,
         Class::Reinterpret,
     ];
@@ -78,6 +84,7 @@ impl Class {
             Class::FloatToInt => "float_to_int",
             Class::IntToFloat => "int_to_float",
             Class::FloatToFloat => "float_to_float",
+            Class::Bool => "bool",
             Class::Identity => "identity",
             Class::Reinterpret => "reinterpret",
         }

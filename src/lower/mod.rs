@@ -53,6 +53,7 @@
 //! - scalar `fcvt_to_*_sat` to I8/I16 and any F16 arithmetic (x64 panics in lowering).
 
 mod block;
+pub mod boolean;
 mod chain;
 pub(crate) mod edges;
 pub mod float_to_float;
@@ -916,6 +917,9 @@ fn emit_rounded(
     if src == dst {
         // convert_T(T) is the identity on the bits, NaN payloads included (SPEC.md).
         return x;
+    }
+    if src.is_bool() || dst.is_bool() {
+        return boolean::emit(b, src, dst, x);
     }
     let rounding = conv.effective_rounding(static_mode);
     match (src.is_float(), dst.is_float()) {

@@ -13,7 +13,7 @@
 pub use super::block::{BlockSpec, Class};
 use super::lanes::VectorRounding::{Magic, Native};
 use super::small_float::Unpack::{Interleave, Widen};
-use super::{float_to_float, float_to_int, half_vector, int_to_float, int_to_int, lanes};
+use super::{boolean, float_to_float, float_to_int, half_vector, int_to_float, int_to_int, lanes};
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::Value;
 use cranelift_frontend::FunctionBuilder;
@@ -398,6 +398,13 @@ pub const RECIPES: &[Recipe] = &[
         class: Some(Class::IntToFloat),
         supports: int64_to_float_directed,
         body: Body::Vector(int_to_float::vector_demote_convert_back),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "bool.vector",
+        class: Some(Class::Bool),
+        supports: any,
+        body: Body::Vector(boolean::vector),
         rounds_by_control: false,
     },
     Recipe {

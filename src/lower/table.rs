@@ -215,6 +215,23 @@ impl Key {
                 });
             }
         }
+        // To and from bool: exact, so without `_sat` and in one rounding.
+        let bool_ = ScalarType::Bool;
+        let pairs = ScalarType::ALL
+            .into_iter()
+            .flat_map(|t| [(t, bool_), (bool_, t)]);
+        for (src, dst) in pairs.chain([(bool_, bool_)]) {
+            {
+                let spec = BlockSpec {
+                    src,
+                    dst,
+                    saturate: false,
+                    rounding: Rounding::Rte,
+                    rules: Rules::OPENCL,
+                };
+                out.push(Key::of(&spec));
+            }
+        }
         out
     }
 

@@ -6,7 +6,8 @@ use crate::types::{ScalarType, VectorType};
 use cranelift_codegen::ir::{types, Endianness, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
-/// The Cranelift type of one element of `t` in the builder API (half: I16 bits).
+/// The Cranelift type of one element of `t` in the builder API (half: I16 bits; bool: an I8
+/// byte, 0 or 1).
 ///
 /// ```
 /// use clconv::{lower::element_type, ScalarType};
@@ -17,9 +18,11 @@ use cranelift_frontend::FunctionBuilder;
 /// ```
 pub fn element_type(t: ScalarType) -> Type {
     match t {
-        ScalarType::Char | ScalarType::UChar | ScalarType::Fp8E4M3 | ScalarType::Fp8E5M2 => {
-            types::I8
-        }
+        ScalarType::Char
+        | ScalarType::UChar
+        | ScalarType::Fp8E4M3
+        | ScalarType::Fp8E5M2
+        | ScalarType::Bool => types::I8,
         ScalarType::Short | ScalarType::UShort | ScalarType::Half | ScalarType::BFloat => {
             types::I16
         }

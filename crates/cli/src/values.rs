@@ -9,8 +9,13 @@ pub fn parse_values(text: &str, t: ScalarType) -> Result<Vec<u8>, Usage> {
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let bits = parse_value(item, t).ok_or_else(|| {
             Usage(format!(
-                "{} is not a {t} value (write a number, or 0x followed by the bit pattern)",
-                shown(item)
+                "{} is not a {t} value (write {}, or 0x followed by the bit pattern)",
+                shown(item),
+                if t == ScalarType::Bool {
+                    "true, false, 1 or 0"
+                } else {
+                    "a number"
+                }
             ))
         })?;
         out.extend_from_slice(&bits.to_le_bytes()[..t.bytes()]);
@@ -29,6 +34,12 @@ fn parse_value(item: &str, t: ScalarType) -> Option<u64> {
         return (v & !mask == 0).then_some(v);
     }
     match t {
+        // A bool is a byte: 0 false, 1 true (any other byte given in hex reads as true too).
+        ScalarType::Bool => match item {
+            "true" | "1" => Some(1),
+            "false" | "0" => Some(0),
+            _ => None,
+        },
         ScalarType::Float => item.parse::<f32>().ok().map(|f| f.to_bits() as u64),
         ScalarType::Double => item.parse::<f64>().ok().map(f64::to_bits),
         t if t.is_small_float() => {
@@ -70,6 +81,7 @@ fn format_element(bytes: &[u8], t: ScalarType) -> String {
     b[..bytes.len()].copy_from_slice(bytes);
     let bits = u64::from_le_bytes(b);
     match t {
+        ScalarType::Bool => (bits != 0).to_string(),
         ScalarType::Float => {
             let f = f32::from_bits(bits as u32);
             // Shortest round-trip text, except for large integers where it hides digits

@@ -1757,6 +1757,14 @@ fn fill(src: &mut [u8], expected: &mut [u8], start: u64, n: usize, fast: &FastCo
                     }
                     .convert(x)
                 }),
+                ScalarType::Bool => typed::<$sb, 1>(src, expected, start, n, |x| {
+                    FastConverter {
+                        src: ScalarType::$src_type,
+                        dst: ScalarType::Bool,
+                        ..fast
+                    }
+                    .convert(x)
+                }),
             }
         };
     }
@@ -1775,6 +1783,7 @@ fn fill(src: &mut [u8], expected: &mut [u8], start: u64, n: usize, fast: &FastCo
         ScalarType::BFloat => to_each_destination!(BFloat, 2),
         ScalarType::Fp8E4M3 => to_each_destination!(Fp8E4M3, 1),
         ScalarType::Fp8E5M2 => to_each_destination!(Fp8E5M2, 1),
+        ScalarType::Bool => to_each_destination!(Bool, 1),
     }
 }
 

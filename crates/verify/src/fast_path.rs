@@ -217,7 +217,32 @@ impl FastConverter {
         if self.src == self.dst {
             return self.finish(bits);
         }
+        // bool: a byte, 0 false and any other true; a number is false only when zero (-0.0
+        // too; NaN is true); true is 1 (1.0), false 0.
+        if self.src == ScalarType::Bool {
+            let one = Value::Finite {
+                negative: false,
+                magnitude: u64::from(bits != 0),
+                exp2: 0,
+            };
+            return match float_format(self.dst) {
+                Some((m, e)) => {
+                    let fmt = Fmt {
+                        m,
+                        e,
+                        nan_only: nan_only(self.dst),
+                        saturate: false,
+                    };
+                    to_float(one, fmt, Rounding::Rte)
+                }
+                None => u64::from(bits != 0),
+            };
+        }
         let value = decode(self.src, bits);
+        if self.dst == ScalarType::Bool {
+            let zero = matches!(value, Value::Finite { magnitude: 0, .. });
+            return u64::from(!zero);
+        }
         match float_format(self.dst) {
             Some((m, e)) => {
                 let fmt = Fmt {
