@@ -501,3 +501,174 @@ fn the_typed_entry_emits_no_dead_instructions() {
         &dead[..dead.len().min(15)]
     );
 }
+
+/// Bools as a front end holds them ([`BoolValues`]): I8 0/1, I32 0/1, or masks as wide as the
+/// number (all ones for true), to and from every kind of number, scalar and vectors, each lane
+/// against the reference's bool bytes (expanded to the holding by hand: 1, or all ones).
+#[test]
+fn bools_come_and_go_as_the_caller_holds_them() {
+    use clconv::lower::BoolValues;
+    let mut module = jit_module();
+    let with_isa = Lowering::for_isa(module.isa()).unwrap();
+    let c = ElementConversion::new;
+    let conversions = [
+        c(Float, Bool),
+        c(Half, Bool),
+        c(Double, Bool),
+        c(Int, Bool),
+        c(Char, Bool),
+        c(Bool, Float),
+        c(Bool, Half),
+        c(Bool, Double),
+        c(Bool, Int),
+        c(Bool, UChar),
+    ];
+    let mut n = 0;
+    for holding in [BoolValues::I8, BoolValues::I32, BoolValues::Mask] {
+        // The integer a bool lane is held in, on each side: a mask from a bool operand is
+        // taken as 32-bit lanes here (any width reads).
+        let held = |conv: ElementConversion| match holding {
+            BoolValues::I8 => UChar,
+            BoolValues::I32 => UInt,
+            BoolValues::Mask if conv.from() == Bool => UInt,
+            BoolValues::Mask => {
+                ScalarType::of(clconv::NumberKind::Unsigned, conv.from().bytes() as u32).unwrap()
+            }
+        };
+        for conv in conversions {
+            for width in [Width::W1, Width::W2, Width::W4, Width::W8, Width::W16] {
+                let from = if conv.from() == Bool {
+                    held(conv)
+                } else {
+                    conv.from()
+                };
+                let to = if conv.to() == Bool {
+                    held(conv)
+                } else {
+                    conv.to()
+                };
+                let lowering = with_isa.clone().with_bool_values(holding);
+                let id =
+                    define_function(&mut module, &format!("b{n}"), &[types::I64; 2], &[], |b| {
+                        let entry = b.create_block();
+                        b.append_block_params_for_function_params(entry);
+                        b.switch_to_block(entry);
+                        let (src, dst) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+                        let flags = MemFlagsData::trusted();
+                        let (ty, count) = part_type(VectorType::new(from, width), HalfValues::F16);
+                        let parts: Vec<Value> = (0..count)
+                            .map(|i| {
+                                b.ins()
+                                    .load(ty, flags, src, (i * ty.bytes() as usize) as i32)
+                            })
+                            .collect();
+                        let out = lowering.convert(b, conv, &parts).unwrap();
+                        let (out_ty, out_count) =
+                            part_type(VectorType::new(to, width), HalfValues::F16);
+                        assert_eq!(out.len(), out_count, "{conv:?} at {width:?}, {holding:?}");
+                        for (i, &v) in out.iter().enumerate() {
+                            assert_eq!(
+                                b.func.dfg.value_type(v),
+                                out_ty,
+                                "{conv:?} at {width:?}, {holding:?}"
+                            );
+                            b.ins()
+                                .store(flags, v, dst, (i * out_ty.bytes() as usize) as i32);
+                        }
+                        b.ins().return_(&[]);
+                        b.seal_all_blocks();
+                    });
+                module.finalize_definitions().unwrap();
+                let code = module.get_finalized_function(id);
+                // SAFETY: `code` is fn(src, dst) built above for the host's calling convention;
+                // it reads at most 128 bytes and writes at most 128, within the buffers below.
+                let f = unsafe {
+                    std::mem::transmute::<*const u8, unsafe extern "C" fn(*const u8, *mut u8)>(code)
+                };
+                let request = Request::Convert(conv.at_width(width).unwrap());
+                let lanes = width.lanes();
+                let (se, de) = (from.bytes(), to.bytes());
+                let true_bits = |bytes: usize| match holding {
+                    BoolValues::Mask => u64::MAX >> (64 - 8 * bytes),
+                    _ => 1,
+                };
+                for value in inputs(conv.from(), 16 * lanes).chunks_exact(lanes) {
+                    // A bool operand: the pattern's low bit says true or false, held as the
+                    // caller holds it; the reference reads the same truth as bytes.
+                    let truth: Vec<bool> = value.iter().map(|v| v & 1 == 1).collect();
+                    let (src_elems, reference_src): (Vec<u64>, Vec<u8>) = if conv.from() == Bool {
+                        (
+                            truth
+                                .iter()
+                                .map(|&t| if t { true_bits(se) } else { 0 })
+                                .collect(),
+                            truth.iter().map(|&t| t as u8).collect(),
+                        )
+                    } else {
+                        let bytes = value
+                            .iter()
+                            .flat_map(|v| v.to_le_bytes()[..se].to_vec())
+                            .collect();
+                        (value.to_vec(), bytes)
+                    };
+                    let mut src = [0u8; 256];
+                    for (i, bits) in src_elems.iter().enumerate() {
+                        src[i * se..(i + 1) * se].copy_from_slice(&bits.to_le_bytes()[..se]);
+                    }
+                    let mut expected = vec![0u8; lanes * conv.to().bytes()];
+                    reference::evaluate(&request, Layout::Packed, &reference_src, &mut expected)
+                        .unwrap();
+                    let expected: Vec<u8> = if conv.to() == Bool {
+                        expected
+                            .iter()
+                            .flat_map(|&t| {
+                                let bits = if t != 0 { true_bits(de) } else { 0 };
+                                bits.to_le_bytes()[..de].to_vec()
+                            })
+                            .collect()
+                    } else {
+                        expected
+                    };
+                    let mut got = [0u8; 256];
+                    // SAFETY: see above; both buffers are live and distinct.
+                    unsafe { f(src.as_ptr(), got.as_mut_ptr()) };
+                    assert_eq!(
+                        &got[..lanes * de],
+                        &expected[..],
+                        "{conv:?} at {width:?}, {holding:?} on {value:x?}"
+                    );
+                }
+                n += 1;
+            }
+        }
+    }
+    assert_eq!(n, 3 * 10 * 5);
+    // SAFETY: no function of the module is called after this.
+    unsafe { module.free_memory() };
+}
+
+/// A front end that holds F16 gets F16 back without asking: `f16(x)` of an F32 is an F16, of an
+/// F32X4 an F16X4; I16 halves in give I16 halves out.
+#[test]
+fn half_comes_back_as_f16_unless_asked() {
+    let mut func = clconv::cranelift_codegen::ir::Function::new();
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+    let block = b.create_block();
+    b.switch_to_block(block);
+    let x = b.append_block_param(block, types::F32);
+    let v = b.append_block_param(block, types::F32X4);
+    let bits = b.append_block_param(block, types::I16X4);
+    let lowering = Lowering::without_isa();
+    let to_half = ElementConversion::new(Float, Half);
+    let h = lowering.convert_value(&mut b, to_half, x).unwrap();
+    assert_eq!(b.func.dfg.value_type(h), types::F16);
+    let h4 = lowering.convert_value(&mut b, to_half, v).unwrap();
+    assert_eq!(b.func.dfg.value_type(h4), types::F16X4);
+    let rtz = ElementConversion::new(Half, Half);
+    let same = lowering.convert_value(&mut b, rtz, bits).unwrap();
+    assert_eq!(b.func.dfg.value_type(same), types::I16X4);
+    let asked = lowering.with_half_values(HalfValues::Bits);
+    let h = asked.convert_value(&mut b, to_half, x).unwrap();
+    assert_eq!(b.func.dfg.value_type(h), types::I16);
+}

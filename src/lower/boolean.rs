@@ -89,8 +89,10 @@ pub fn vector(b: &mut FunctionBuilder, spec: &BlockSpec, inputs: &[Value]) -> Ve
             .into_iter()
             .map(|w| {
                 let w = if dst.is_float() {
-                    let mask = b.ins().ineg(w);
-                    let one = lanes::splat_bits(b, b.func.dfg.value_type(w), one_bits(dst));
+                    let ty = b.func.dfg.value_type(w);
+                    let zero = lanes::splat_bits(b, ty, 0);
+                    let mask = b.ins().isub(zero, w);
+                    let one = lanes::splat_bits(b, ty, one_bits(dst));
                     b.ins().band(mask, one)
                 } else {
                     w

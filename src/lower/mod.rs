@@ -73,7 +73,7 @@ mod values;
 pub mod vstore_half;
 
 pub use crate::element_conversion::ElementConversion;
-pub use shapes::{value_shape, HalfValues};
+pub use shapes::{value_shape, BoolValues, HalfValues};
 pub(crate) use values::{bitcast_le, int_const, zero_scalar};
 pub use values::{element_type, vector_parts};
 
@@ -233,8 +233,12 @@ pub struct Lowering {
     extensions: Extensions,
     /// The target whose lowering table picks vector recipes; `None`: lane by lane.
     target: Option<TargetVectors>,
-    /// How results of half type come back.
-    half: HalfValues,
+    /// How results of half type come back, when the caller said ([`Lowering::with_half_values`]).
+    /// `None`: I16 bits from the named and per-element entries, F16 from the typed entry
+    /// unless its operand holds I16 halves.
+    half: Option<HalfValues>,
+    /// How the caller holds bools on the typed entry.
+    bools: BoolValues,
 }
 
 /// The part of an ISA a lowering keeps: its table features and, for messages, its triple.
@@ -292,7 +296,8 @@ impl Lowering {
             static_mode: Rounding::Rte,
             extensions: Extensions { fp16: false },
             target: None,
-            half: HalfValues::Bits,
+            half: None,
+            bools: BoolValues::I8,
         }
     }
 
@@ -346,22 +351,47 @@ impl Lowering {
         self.target.as_ref().map(|t| t.triple.as_str())
     }
 
-    /// This lowering giving half results as `half` (F16 lanes or I16 bits); operands are taken
-    /// either way.
+    /// This lowering giving half results as `half` (F16 lanes or I16 bits) on every entry;
+    /// operands are taken either way. Without it, the typed entry ([`Lowering::convert`],
+    /// [`Lowering::reinterpret`]) gives F16 values (I16 ones when its half operand holds I16)
+    /// and the named and per-element entries give I16 bits.
     ///
     /// ```
     /// use clconv::lower::{HalfValues, Lowering};
     /// let lowering = Lowering::without_isa().with_half_values(HalfValues::F16);
     /// assert_eq!(lowering.half_values(), HalfValues::F16);
+    /// assert_eq!(Lowering::without_isa().half_values(), HalfValues::Bits);
     /// ```
     pub const fn with_half_values(mut self, half: HalfValues) -> Lowering {
-        self.half = half;
+        self.half = Some(half);
         self
     }
 
-    /// How half results come back.
+    /// How half results come back from the named and per-element entries.
     pub const fn half_values(&self) -> HalfValues {
-        self.half
+        match self.half {
+            Some(h) => h,
+            None => HalfValues::Bits,
+        }
+    }
+
+    /// This lowering taking and giving bools on the typed entry as `bools`
+    /// ([`BoolValues`]; I8 0/1 unless said).
+    ///
+    /// ```
+    /// use clconv::lower::{BoolValues, Lowering};
+    /// let lowering = Lowering::without_isa().with_bool_values(BoolValues::Mask);
+    /// assert_eq!(lowering.bool_values(), BoolValues::Mask);
+    /// assert_eq!(Lowering::without_isa().bool_values(), BoolValues::I8);
+    /// ```
+    pub const fn with_bool_values(mut self, bools: BoolValues) -> Lowering {
+        self.bools = bools;
+        self
+    }
+
+    /// How the typed entry holds bools.
+    pub const fn bool_values(&self) -> BoolValues {
+        self.bools
     }
 
     /// Lets [`Lowering::lower_named`] accept names under `extensions` (`half` needs
@@ -455,13 +485,24 @@ impl Lowering {
         request: &Request,
         args: &[Value],
     ) -> Result<Vec<Value>, LowerError> {
+        self.lower_request_as(b, request, args, self.half_values())
+    }
+
+    /// [`Lowering::lower_request`] with half results as `half`.
+    fn lower_request_as(
+        &self,
+        b: &mut FunctionBuilder,
+        request: &Request,
+        args: &[Value],
+        half: HalfValues,
+    ) -> Result<Vec<Value>, LowerError> {
         let mark = values::EmitMark::here(b);
         let args: Vec<Value> = args.iter().map(|&a| shapes::half_as_bits(b, a)).collect();
         let out = self.lower_request_bits(b, request, &args)?;
         let dst = request.dst().elem;
         let out: Vec<Value> = out
             .into_iter()
-            .map(|v| shapes::half_as(b, dst, self.half, v))
+            .map(|v| shapes::half_as(b, dst, half, v))
             .collect();
         // A recipe works on whole blocks and registers: what it computed for lanes the
         // caller's value does not have, and constants a path did not use, go.
@@ -543,7 +584,7 @@ impl Lowering {
     ) -> Result<Value, LowerError> {
         let x = shapes::half_as_bits(b, x);
         let y = self.convert_element_bits(b, conv, x)?;
-        Ok(shapes::half_as(b, conv.dst().elem, self.half, y))
+        Ok(shapes::half_as(b, conv.dst().elem, self.half_values(), y))
     }
 
     fn convert_element_bits(
@@ -582,7 +623,7 @@ impl Lowering {
         let dst = conv.dst().elem;
         Ok(out
             .into_iter()
-            .map(|v| shapes::half_as(b, dst, self.half, v))
+            .map(|v| shapes::half_as(b, dst, self.half_values(), v))
             .collect())
     }
 
@@ -693,7 +734,7 @@ impl Lowering {
             .iter()
             .map(|&p| {
                 let v = bitcast_le(b, dst_vec, p);
-                shapes::half_as(b, r.dst().elem, self.half, v)
+                shapes::half_as(b, r.dst().elem, self.half_values(), v)
             })
             .collect())
     }
@@ -723,7 +764,7 @@ impl Lowering {
             });
         }
         let y = bitcast_le(b, element_type(r.dst().elem), x);
-        Ok(shapes::half_as(b, r.dst().elem, self.half, y))
+        Ok(shapes::half_as(b, r.dst().elem, self.half_values(), y))
     }
 }
 

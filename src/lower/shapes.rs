@@ -66,6 +66,27 @@ pub enum HalfValues {
     F16,
 }
 
+/// How a front end holds bools, which the typed entry ([`super::Lowering::convert`]) takes
+/// and gives ([`super::Lowering::with_bool_values`]). Each reads any nonzero lane as true.
+///
+/// ```
+/// use clconv::lower::BoolValues;
+/// assert_eq!(BoolValues::default(), BoolValues::I8);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum BoolValues {
+    /// I8 lanes, 0 or 1 (I8, I8X4, I8X16): what a scalar `icmp` gives, and what naga-cranelift
+    /// holds. The default.
+    #[default]
+    I8,
+    /// I32 lanes, 0 or 1 (I32, I32X4): SPIR-V's `OpSelect %int %b 1 0` idiom, and GLSL's and
+    /// HLSL's bools in memory.
+    I32,
+    /// Lanes as wide as the number on the other side, all ones for true: what a vector
+    /// `icmp`/`fcmp` gives (an F32X4 compares to an I32X4, an F64X2 to an I64X2).
+    Mask,
+}
+
 /// The Cranelift lane type of `t` with half carried as `half`.
 pub fn lane_type(t: ScalarType, half: HalfValues) -> Type {
     match (t, half) {

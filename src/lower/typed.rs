@@ -2,12 +2,13 @@
 //! wants converts it in one call, without writing a name. The width and the layout come from
 //! the value's Cranelift type ([`super::value_shape`]); the result has the matching type.
 
-use super::shapes::{self, HalfValues};
+use super::shapes::{self, BoolValues, HalfValues};
 use super::{LowerError, Lowering};
 use crate::element_conversion::ElementConversion;
 use crate::request::Request;
-use crate::types::{ScalarType, Width};
+use crate::types::{NumberKind, ScalarType, Width};
 use cranelift_codegen::ir::Value;
+use cranelift_codegen::ir::{types, InstBuilder};
 use cranelift_frontend::FunctionBuilder;
 
 impl Lowering {
@@ -16,7 +17,9 @@ impl Lowering {
     /// gives an I32X4 for `int`, an F16X4 gives an F32X4 for `float`, an F32X4 gives two F64X2
     /// for `double`. 64-bit vectors (F16X4, I32X2, F32X2, I8X8) and narrower ones come and go as
     /// such; a value wider than 128 bits comes as its 128-bit parts, in lane order. Half comes
-    /// as F16 or I16 lanes; it goes back as [`Lowering::with_half_values`] says.
+    /// as F16 or I16 lanes; it goes back as F16 lanes unless [`Lowering::with_half_values`]
+    /// says otherwise or the operand holds I16 halves. Bools come and go as
+    /// [`Lowering::with_bool_values`] says (I8 0/1 unless said; a mask as wide as the number).
     ///
     /// ```
     /// use clconv::cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature};
@@ -59,10 +62,109 @@ impl Lowering {
         conv: ElementConversion,
         operand: &[Value],
     ) -> Result<Vec<Value>, LowerError> {
+        let half = match self.half {
+            Some(h) => h,
+            None if conv.from() == ScalarType::Half
+                && operand
+                    .first()
+                    .is_some_and(|&v| b.func.dfg.value_type(v).lane_type() == types::I16) =>
+            {
+                HalfValues::Bits
+            }
+            None => HalfValues::F16,
+        };
+        let bytes;
+        let operand = if conv.from().is_bool() {
+            bytes = self.bools_to_bytes(b, operand)?;
+            &bytes[..]
+        } else {
+            operand
+        };
         let lanes = operand_lanes(b, conv.from(), operand)?;
         let width = width_of(lanes, operand, b)?;
         let request = Request::Convert(conv.at_width(width)?);
-        self.lower_request(b, &request, operand)
+        let out = self.lower_request_as(b, &request, operand, half)?;
+        if conv.to().is_bool() {
+            self.bytes_to_bools(b, conv.from(), out)
+        } else {
+            Ok(out)
+        }
+    }
+
+    /// The caller's bools as bytes, 0 or 1 (any nonzero lane is true).
+    fn bools_to_bytes(
+        &self,
+        b: &mut FunctionBuilder,
+        operand: &[Value],
+    ) -> Result<Vec<Value>, LowerError> {
+        let Some(&first) = operand.first() else {
+            return Ok(Vec::new());
+        };
+        let lane = b.func.dfg.value_type(first).lane_type();
+        let allowed = match self.bools {
+            BoolValues::I8 => lane == types::I8,
+            BoolValues::I32 => lane == types::I32,
+            BoolValues::Mask => lane.is_int(),
+        };
+        if !allowed {
+            return Err(LowerError::Operand {
+                why: format!(
+                    "the bools are held as {:?} (Lowering::with_bool_values), but the operand                      has {lane} lanes",
+                    self.bools
+                ),
+            });
+        }
+        if lane == types::I8 {
+            return Ok(operand.to_vec());
+        }
+        // Unsigned and saturating: every nonzero lane gives a nonzero byte.
+        let unsigned = ScalarType::of(NumberKind::Unsigned, lane.bytes()).expect("an int lane");
+        let to_bytes = ElementConversion::new(unsigned, ScalarType::UChar).saturating();
+        self.convert(b, to_bytes, operand)
+    }
+
+    /// Bool bytes (0 or 1) as the caller holds bools; a mask as wide as `from`'s lanes.
+    fn bytes_to_bools(
+        &self,
+        b: &mut FunctionBuilder,
+        from: ScalarType,
+        bytes: Vec<Value>,
+    ) -> Result<Vec<Value>, LowerError> {
+        let bits = match self.bools {
+            BoolValues::I8 => return Ok(bytes),
+            BoolValues::I32 => 32,
+            BoolValues::Mask => from.bits(),
+        };
+        let wide = if bits == 8 {
+            bytes
+        } else {
+            let unsigned = ScalarType::of(NumberKind::Unsigned, bits / 8).expect("a width");
+            self.convert(
+                b,
+                ElementConversion::new(ScalarType::UChar, unsigned),
+                &bytes,
+            )?
+        };
+        // 0 - 1 is all ones. A vector narrower than 128 bits is subtracted in a 128-bit
+        // register: x64 lowers neither `ineg` nor `isub` of one.
+        Ok(match self.bools {
+            BoolValues::Mask => wide
+                .into_iter()
+                .map(|v| {
+                    let ty = b.func.dfg.value_type(v);
+                    if !ty.is_vector() {
+                        let zero = super::values::int_const(b, ty, 0);
+                        return b.ins().isub(zero, v);
+                    }
+                    let v128 = shapes::widen_to_128(b, v);
+                    let wide_ty = b.func.dfg.value_type(v128);
+                    let zero = super::lanes::splat_bits(b, wide_ty, 0);
+                    let mask = b.ins().isub(zero, v128);
+                    shapes::narrow_from_128(b, ty, mask)
+                })
+                .collect(),
+            _ => wide,
+        })
     }
 
     /// The trap flag of `conv` on the caller's value: an I8 that is nonzero when the language
@@ -195,7 +297,13 @@ impl Lowering {
                 ),
             });
         }
-        let lane = shapes::lane_type(to, self.half);
+        if to.is_bool() {
+            return Err(LowerError::Operand {
+                why: "a bool has no bits to reinterpret: convert to bool (Lowering::convert)"
+                    .into(),
+            });
+        }
+        let lane = shapes::lane_type(to, self.half.unwrap_or(HalfValues::F16));
         let result_ty = match bits / to_bits {
             1 => lane,
             n => lane.by(n as u32).ok_or_else(|| LowerError::Operand {
