@@ -32,8 +32,13 @@ fn round_trip_opencl_spelling_whole_matrix() {
 fn every_named_request_is_listed_and_every_listed_one_parses() {
     for ext in [FP16, NO_FP16] {
         let mut accepted = BTreeSet::new();
-        for dst in VectorType::all() {
-            for src in VectorType::all().filter(|s| s.width == dst.width) {
+        // Every type clconv names, bool included.
+        let types = || {
+            VectorType::all()
+                .chain(clconv::Width::ALL.map(|w| VectorType::new(clconv::ScalarType::Bool, w)))
+        };
+        for dst in types() {
+            for src in types().filter(|s| s.width == dst.width) {
                 for sat in ["", "_sat", "_satsrc", "_satmsb", "_satsrcmsb", "_trap"] {
                     for ftz in ["", "_ftz"] {
                         for clamp in ["", "_clamp01", "_relu", "_nancanon"] {
@@ -86,10 +91,10 @@ fn round_trip_builtins() {
     // 14 destinations x 6 widths x (10 choices for the integers and for bfloat, fp8e4m3 and
     // fp8e5m2, which take _sat; 5 for half, float, double), plus 84 as_, plus `_satsrc` (WGSL's
     // clamp) on the 6 integer destinations it moves: short ... ulong, and `_satmsb` (PTX's NaN
-    // rule) on all 8.
+    // rule) on all 8; and `convert_bool<n>`, 6.
     assert_eq!(
         builtins.len(),
-        8 * 6 * 10 + 3 * 6 * 5 + 3 * 6 * 10 + 84 + 6 * 6 * 5 + 8 * 6 * 5
+        8 * 6 * 10 + 3 * 6 * 5 + 3 * 6 * 10 + 84 + 6 * 6 * 5 + 8 * 6 * 5 + 6
     );
     for b in builtins {
         assert_eq!(Builtin::parse(&b.to_string(), FP16), Ok(b), "{b}");
@@ -261,9 +266,14 @@ const BAD: &[(&str, Check, &str)] = &[
         "write `float`",
     ),
     (
-        "convert_bool(int)",
-        |e| matches!(e, RequestError::UnknownType { .. }),
-        "never convertible",
+        "convert_bool_sat(int)",
+        |e| matches!(e, RequestError::BoolModifier { .. }),
+        "exact",
+    ),
+    (
+        "as_uchar(bool)",
+        |e| matches!(e, RequestError::BoolBits { .. }),
+        "no bits",
     ),
     (
         "convert_size_t(int)",
@@ -291,9 +301,9 @@ const BAD: &[(&str, Check, &str)] = &[
         "never convertible",
     ),
     (
-        "convert_int(bool)",
-        |e| matches!(e, RequestError::UnknownType { .. }),
-        "never convertible",
+        "convert_int_rte(bool)",
+        |e| matches!(e, RequestError::BoolModifier { .. }),
+        "without a rounding mode",
     ),
     (
         "convert_int(size_t)",
@@ -582,9 +592,9 @@ const BAD: &[(&str, Check, &str)] = &[
         "vector of vectors",
     ),
     (
-        "_Z11convert_intb",
+        "_Z11convert_intv",
         |e| matches!(e, RequestError::BadMangling { .. }),
-        "bool",
+        "void",
     ),
     (
         "_Z11convert_intx",
@@ -650,9 +660,9 @@ fn builtin_parse_errors() {
             "convert_int_sat_rte",
         ),
         (
-            "convert_bool",
+            "convert_size_t",
             |e| matches!(e, RequestError::UnknownType { .. }),
-            "bool",
+            "size_t",
         ),
         (
             "as_float4_rte",
