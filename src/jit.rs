@@ -1569,7 +1569,9 @@ mod sealed {
 
 /// A Rust type that holds one OpenCL element in a batch buffer.
 ///
-/// Implemented for `i8`..`u64`, `f32`, `f64`, [`Half`], [`BFloat`], [`Fp8E4M3`] and [`Fp8E5M2`].
+/// Implemented for `i8`..`u64`, `f32`, `f64`, [`Half`], [`BFloat`], [`Fp8E4M3`], [`Fp8E5M2`],
+/// and `bool` (a byte, 0 or 1: every kernel into bool writes 0 or 1, and one from bool reads the
+/// caller's `bool`s, which are 0 or 1).
 pub trait Element: Copy + sealed::Sealed + 'static {
     /// The OpenCL type it holds.
     const TYPE: ScalarType;
@@ -1586,7 +1588,7 @@ macro_rules! element {
 
 element!(i8 => Char, u8 => UChar, i16 => Short, u16 => UShort, i32 => Int, u32 => UInt,
     i64 => Long, u64 => ULong, Half => Half, f32 => Float, f64 => Double, BFloat => BFloat,
-    Fp8E4M3 => Fp8E4M3, Fp8E5M2 => Fp8E5M2);
+    Fp8E4M3 => Fp8E4M3, Fp8E5M2 => Fp8E5M2, bool => Bool);
 
 #[cfg(test)]
 mod tests {

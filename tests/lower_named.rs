@@ -246,6 +246,14 @@ fn bad_names_and_values_are_typed_errors_that_say_what_to_fix() {
     );
     assert!(e.to_string().contains("convert_int4_sat(float4)"), "{e}");
     assert!(e.to_string().contains("extractlane"), "{e}");
+    // Named in a language's spelling, the error is said in it: the caller's name, and the
+    // request for the operand's lanes as that language writes it.
+    let e = error_of("wgsl:i32(f32)", &[types::F32X4], &plain);
+    assert!(matches!(e, LowerError::LaneCount { lanes: 4, .. }), "{e:?}");
+    let msg = e.to_string();
+    assert!(msg.starts_with("wgsl:i32(f32) converts 1"), "{msg}");
+    assert!(msg.contains("ask for wgsl:vec4<i32>(vec4<f32>)"), "{msg}");
+    assert!(!msg.contains("convert_int4"), "{msg}");
     // A float2 in the low lanes of an F32X4 is the explicit convert_vector convention.
     let e = error_of("convert_int2(float2)", &[types::F32X4], &plain);
     assert!(e.to_string().contains("Lowering::convert_vector"), "{e}");

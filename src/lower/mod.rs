@@ -162,7 +162,8 @@ pub enum LowerError {
         /// What is wrong and what to pass instead.
         why: String,
     },
-    /// No lowering table covers the ISA's architecture.
+    /// No lowering table covers the ISA's architecture (no longer returned by
+    /// [`Lowering::for_isa`], which falls back to the per-element sequences).
     #[error("clconv has no lowering table for {triple}: the tables cover x86_64, aarch64, riscv64 and s390x; use Lowering::without_isa() to lower lane by lane")]
     NoTable {
         /// The ISA's target triple.
@@ -252,7 +253,10 @@ impl Lowering {
     /// A lowering for the ISA the caller compiles with (what `cranelift_module::Module::isa()`
     /// lends): vector conversions use the vector recipes its lowering table picks (the batch
     /// kernels' code), in the caller's rounding mode (nearest-even). The way to make a
-    /// `Lowering`; an architecture without a table ([`crate::table`]) is an error.
+    /// `Lowering`. An architecture without a table ([`crate::table`]; Pulley, say) gets the
+    /// generic per-element sequences, correct on every target: the result says so,
+    /// [`Lowering::has_vector_recipes`] is false. The `Result` stays for what may fail later;
+    /// today it is always `Ok`.
     ///
     /// ```
     /// use clconv::lower::Lowering;
@@ -263,20 +267,22 @@ impl Lowering {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn for_isa(isa: &dyn TargetIsa) -> Result<Lowering, LowerError> {
-        let triple = isa.triple().to_string();
-        let features = IsaFeatures::of(isa)
-            .map_err(|_| LowerError::NoTable {
-                triple: triple.clone(),
-            })?
-            .without_rounding_control();
-        Ok(Lowering {
-            target: Some(TargetVectors { features, triple }),
-            ..Lowering::without_isa()
-        })
+        let features = IsaFeatures::of(isa).ok();
+        Ok(Lowering::for_triple(isa.triple().to_string(), features))
     }
 
-    /// A lowering with the table rows `features` allow (the batch kernels' chains, which
-    /// have the features but no `TargetIsa`).
+    /// The lowering for an ISA of triple `triple` whose table gives `features` (`None`: the
+    /// architecture has no table, so lane by lane).
+    fn for_triple(triple: String, features: Option<IsaFeatures>) -> Lowering {
+        Lowering {
+            target: features.map(|f| TargetVectors {
+                features: f.without_rounding_control(),
+                triple,
+            }),
+            ..Lowering::without_isa()
+        }
+    }
+
     pub(crate) fn with_features(features: IsaFeatures) -> Lowering {
         Lowering {
             target: Some(TargetVectors {
@@ -463,6 +469,7 @@ impl Lowering {
     ) -> Result<Vec<Value>, LowerError> {
         let request = Request::parse(name, self.extensions)?;
         self.lower_request(b, &request, args)
+            .map_err(|e| in_callers_spelling(e, name, &request))
     }
 
     /// Lowers `request` on the caller's values: the explicit path of [`Lowering::lower_named`]
@@ -853,6 +860,49 @@ fn check_shape(b: &FunctionBuilder, request: &Request, args: &[Value]) -> Result
     })
 }
 
+/// A lane-count error of a request named in a language's spelling (`wgsl:vec4<i32>(vec2f)`),
+/// said in that spelling: the name as the caller wrote it, and the fix as the language spells
+/// the request for the operand's lanes, when the language has one.
+fn in_callers_spelling(e: LowerError, name: &str, request: &Request) -> LowerError {
+    let (
+        LowerError::LaneCount {
+            expected,
+            got,
+            lanes,
+            fix,
+            ..
+        },
+        Some((prefix, _)),
+    ) = (e.clone(), crate::languages::split(name))
+    else {
+        return e;
+    };
+    let language = crate::languages::Language::from_prefix(&prefix.to_ascii_lowercase());
+    let wanted = match (request, Width::from_lanes(lanes)) {
+        (Request::Convert(c), Some(w)) => Some(Request::Convert(c.with_width(w))),
+        _ => None,
+    };
+    let spelled = language.zip(wanted).and_then(|(l, r)| {
+        l.spellings()
+            .into_iter()
+            .find(|(_, s)| *s == r)
+            .map(|(s, _)| s)
+    });
+    let fix = match spelled {
+        Some(s) => format!(
+            "to convert all {lanes} lanes, ask for {s}; for some of them, extractlane those first"
+        ),
+        None => fix,
+    };
+    LowerError::LaneCount {
+        request: name.trim().to_string(),
+        expected,
+        got,
+        lanes,
+        fix,
+    }
+}
+
 /// Checks the per-component form of `request`'s operand: one scalar of the element type per
 /// component.
 fn check_components(
@@ -978,5 +1028,25 @@ fn emit_rounded(
         }
         (false, true) => int_to_float::emit(b, src, dst, rounding, conv.saturate(), x),
         (true, true) => float_to_float::emit(b, src, dst, rounding, conv.saturate(), x),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An ISA of an architecture without a table (no such ISA is built in this crate: Pulley
+    /// needs Cranelift's `pulley` feature) gets the lane-by-lane lowering, which says so.
+    #[test]
+    fn an_isa_without_a_table_lowers_lane_by_lane() {
+        let lowering = Lowering::for_triple("pulley64-unknown-unknown".into(), None);
+        assert!(!lowering.has_vector_recipes());
+        assert_eq!(lowering.triple(), None);
+        // The host's ISA has a table, and the same path keeps it.
+        let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
+        let isa = cranelift_native::builder().unwrap().finish(flags).unwrap();
+        let with = Lowering::for_triple(isa.triple().to_string(), IsaFeatures::of(&*isa).ok());
+        assert!(with.has_vector_recipes());
+        assert_eq!(with.triple(), Some(isa.triple().to_string().as_str()));
     }
 }

@@ -178,6 +178,41 @@ fn run_values_prints_text() {
     );
 }
 
+/// bool prints as `true`/`false` and reads `true`, `false`, `1`, `0` (issue 45's examples):
+/// -0.0 is false, NaN and the smallest subnormal true; JIT and reference alike.
+#[test]
+fn run_bool() {
+    for reference in [None, Some("--reference")] {
+        let with = |args: &[&'static str]| -> Vec<&'static str> {
+            args.iter().copied().chain(reference).collect()
+        };
+        assert_eq!(
+            ok(&with(&["run", "wgsl:bool(f32)", "--values=nan,-0,0,1e-45"])),
+            "true\nfalse\nfalse\ntrue\n"
+        );
+        assert_eq!(
+            ok(&with(&["run", "wgsl:f32(bool)", "--values=true,false,1,0"])),
+            "1.0\n0.0\n1.0\n0.0\n"
+        );
+        assert_eq!(
+            ok(&with(&[
+                "run",
+                "glsl:bvec4(vec4)",
+                "--values=nan,-0,0,-inf"
+            ])),
+            "(true, false, false, true)\n"
+        );
+        assert_eq!(
+            ok(&with(&[
+                "run",
+                "hlsl:float4(bool4)",
+                "--values=true,false,true,false"
+            ])),
+            "(1.0, 0.0, 1.0, 0.0)\n"
+        );
+    }
+}
+
 #[test]
 fn run_mangled_name() {
     let input = TempPath::with("mangled.f32", &f32_bytes(&[0.5, 1.5, -2.5, f32::NAN]));
@@ -322,7 +357,7 @@ fn bad_names_are_one_line_errors() {
     let long = "a".repeat(100_000); // Linux caps one argument at 128 KiB, so not 1 MB here.
     let cases: &[(&str, &[&str])] = &[
         ("convert_int5(float)", &["int5", "widths"]),
-        ("convert_bool(int)", &["bool"]),
+        ("convert_bool_sat(int)", &["bool", "exact"]),
         ("convert_size_t(int)", &["size_t"]),
         ("convert_float7(int7)", &["float7"]),
         ("convert_float_sat(int)", &["_sat", "integer"]),

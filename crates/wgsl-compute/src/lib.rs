@@ -2,13 +2,14 @@
 //! one: naga parses and validates the shader, this crate walks naga's IR into one Cranelift
 //! function per entry point, and every conversion expression (`i32(x)`, `vec4<f16>(v)`,
 //! `bitcast<u32>(x)`) is lowered by clconv with WGSL's rules on the values the function holds
-//! (half as Cranelift F16 lanes, 64-bit vectors as such). No conversion traps: a NaN or 3e9
+//! (half as Cranelift F16 lanes, bools as I8 0/1, 64-bit vectors as such), one call each. No conversion traps: a NaN or 3e9
 //! gives WGSL's result, not a SIGILL.
 //!
 //! What it compiles: one `@compute` entry point whose only argument is
 //! `@builtin(global_invocation_id)`, storage buffers of `array<T>` (T a scalar or vector of
 //! `i32`, `u32`, `f32`, `f16`), and a body of assignments `dst[id.x] = EXPR;` where EXPR loads
-//! from a buffer at `id.x` and converts (any nesting of `As` expressions). Anything else is a
+//! from a buffer at `id.x` and converts (any nesting of `As` expressions, bool between two of
+//! them: WGSL keeps bool out of storage buffers). Anything else is a
 //! typed [`Error::Unsupported`] naming the construct.
 //!
 //! ```
@@ -32,7 +33,7 @@ use clconv::cranelift_codegen::ir::{types, Endianness, InstBuilder, MemFlagsData
 use clconv::cranelift_codegen::settings::{self, Configurable};
 use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use clconv::languages::Language;
-use clconv::lower::{HalfValues, LowerError, Lowering};
+use clconv::lower::{LowerError, Lowering};
 use clconv::ScalarType;
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
@@ -136,8 +137,9 @@ impl Shader {
             .map_err(compile_error)?;
         let mut ctx = jit_module.make_context();
         ctx.func.signature = sig;
-        // The lowering for the module's ISA, holding half as F16 as naga-cranelift does.
-        let lowering = Lowering::for_isa(jit_module.isa())?.with_half_values(HalfValues::F16);
+        // The lowering for the module's ISA: half comes back as F16 (the typed entry's
+        // default) and bools as I8 0/1, as naga-cranelift holds them.
+        let lowering = Lowering::for_isa(jit_module.isa())?;
         {
             let mut fctx = FunctionBuilderContext::new();
             let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
@@ -267,6 +269,7 @@ fn scalar_type(s: naga::Scalar) -> Result<ScalarType, Error> {
         naga::ScalarKind::Sint => Some(clconv::NumberKind::Signed),
         naga::ScalarKind::Uint => Some(clconv::NumberKind::Unsigned),
         naga::ScalarKind::Float => Some(clconv::NumberKind::Float),
+        naga::ScalarKind::Bool => Some(clconv::NumberKind::Bool),
         _ => None,
     };
     kind.and_then(|k| ScalarType::of(k, u32::from(s.width)))

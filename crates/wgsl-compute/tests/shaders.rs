@@ -67,7 +67,8 @@ fn inputs(bytes: usize, float: bool, n: usize) -> Vec<u64> {
 
 /// Compiles `dst[id.x] = EXPR;` (with `src[id.x]` in EXPR) between arrays of `src_ty` and
 /// `dst_ty`, runs it on `n` elements, and compares every component with the reference's
-/// `wgsl:` request `reference`.
+/// `wgsl:` request `reference`, or its requests one after another (`"wgsl:bool(f32); wgsl:i32(bool)"`)
+/// for nested conversions.
 fn check(src_ty: &str, dst_ty: &str, expr: &str, reference: &str) {
     let enable = if (src_ty, dst_ty, expr).0.contains("f16")
         || dst_ty.contains("f16")
@@ -84,8 +85,11 @@ fn check(src_ty: &str, dst_ty: &str, expr: &str, reference: &str) {
          fn main(@builtin(global_invocation_id) id: vec3<u32>) {{ dst[id.x] = {expr}; }}"
     );
     let shader = Shader::compile(&wgsl).unwrap_or_else(|e| panic!("{wgsl}\n{e}"));
-    let request = Request::parse(reference, Extensions::default()).unwrap();
-    let (s, d) = (request.src(), request.dst());
+    let requests: Vec<Request> = reference
+        .split(';')
+        .map(|r| Request::parse(r.trim(), Extensions::default()).unwrap())
+        .collect();
+    let (s, d) = (requests[0].src(), requests[requests.len() - 1].dst());
     let (ss, ds) = (shader.bindings()[0].stride, shader.bindings()[1].stride);
     let (se, de) = (s.elem.bytes(), d.elem.bytes());
     let n = 256;
@@ -101,11 +105,15 @@ fn check(src_ty: &str, dst_ty: &str, expr: &str, reference: &str) {
     let mut dst = vec![0xa5u8; n * ds];
     shader.run(&mut [&mut src, &mut dst], n as u32).unwrap();
     for v in 0..n {
-        let mut want = vec![0u8; lanes * de];
         let packed: Vec<u8> = (0..lanes)
             .flat_map(|c| src[v * ss + c * se..v * ss + (c + 1) * se].to_vec())
             .collect();
-        reference::evaluate(&request, Layout::Packed, &packed, &mut want).unwrap();
+        let mut want = packed.clone();
+        for request in &requests {
+            let mut out = vec![0u8; lanes * request.dst().elem.bytes()];
+            reference::evaluate(request, Layout::Packed, &want, &mut out).unwrap();
+            want = out;
+        }
         let got: Vec<u8> = (0..lanes)
             .flat_map(|c| dst[v * ds + c * de..v * ds + (c + 1) * de].to_vec())
             .collect();
@@ -267,4 +275,47 @@ fn what_it_does_not_compile_or_run_is_a_typed_error() {
     assert!(e.to_string().contains("`dst` needs 16 bytes"), "{e}");
     let e = shader.run(&mut [&mut src], 1).unwrap_err();
     assert!(e.to_string().contains("2 storage bindings"), "{e}");
+}
+
+/// bool as a value between two conversions (WGSL keeps bool out of storage buffers): `bool(x)`
+/// is false for 0 and -0.0 only (NaN, infinities and subnormals are true), `i32(b)` and
+/// `f32(b)` are 1 or 0; vectors per component; half through F16 values.
+#[test]
+fn bool_between_conversions() {
+    check(
+        "f32",
+        "i32",
+        "i32(bool(src[id.x]))",
+        "wgsl:bool(f32); wgsl:i32(bool)",
+    );
+    check(
+        "vec4<f32>",
+        "vec4<u32>",
+        "vec4<u32>(vec4<bool>(src[id.x]))",
+        "wgsl:vec4<bool>(vec4<f32>); wgsl:vec4<u32>(vec4<bool>)",
+    );
+    check(
+        "vec4<i32>",
+        "vec4<f32>",
+        "vec4<f32>(vec4<bool>(src[id.x]))",
+        "wgsl:vec4<bool>(vec4<i32>); wgsl:vec4<f32>(vec4<bool>)",
+    );
+    check(
+        "vec2<f16>",
+        "vec2<f16>",
+        "vec2<f16>(vec2<bool>(src[id.x]))",
+        "wgsl:vec2<bool>(vec2<f16>); wgsl:vec2<f16>(vec2<bool>)",
+    );
+    check(
+        "vec3<u32>",
+        "vec3<f32>",
+        "vec3<f32>(vec3<bool>(src[id.x]))",
+        "wgsl:vec3<bool>(vec3<u32>); wgsl:vec3<f32>(vec3<bool>)",
+    );
+    check(
+        "f32",
+        "f32",
+        "f32(f16(bool(src[id.x])))",
+        "wgsl:bool(f32); wgsl:f16(bool); wgsl:f32(f16)",
+    );
 }
