@@ -6,8 +6,9 @@ use crate::conversion::{Conversion, RequestError};
 use crate::rules::Rules;
 use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
 
-/// One element conversion, without a width: what [`Lowering::convert`] applies to every lane of
-/// a value. The typed form of a name: `convert_int_sat_rte` is
+/// One element conversion, without a width: what
+/// [`Lowering::convert`](crate::lower::Lowering::convert) applies to every lane of a value.
+/// The typed form of a name: `convert_int_sat_rte` is
 /// `ElementConversion::new(Float, Int).saturating().rounding(Rounding::Rte)`.
 ///
 /// ```
