@@ -41,6 +41,15 @@
 //! | `OpBitcast` | any | any | not allowed | not allowed |
 //! | `OpConvertFToBF16INTEL` | `float` | bfloat16 bits in a 16-bit integer | not allowed | always nearest even (`FPRoundingMode RTE` allowed) |
 //! | `OpConvertBF16ToFINTEL` | bfloat16 bits in a 16-bit integer | `float` | not allowed | exact (`FPRoundingMode RTE` allowed) |
+//! | `OpSelect %T %b %one %zero` | bool | any number | not allowed | not allowed (exact) |
+//! | `OpINotEqual %bool %x %zero` | integer | bool | not allowed | not allowed (exact) |
+//! | `OpFUnordNotEqual %bool %x %zero` | floating | bool | not allowed | not allowed (exact) |
+//!
+//! The last three are how SPIR-V producers write a bool conversion (glslang, naga and Tint:
+//! `T(b)` selects a constant 1 or 1.0 and 0; `bool(x)` compares with a zero constant, on either
+//! side, unordered so that NaN is true); they are read only with those constants. Any other
+//! select or comparison is no conversion, and `OpFOrdNotEqual` against zero (NaN false) is a
+//! comparison, not a bool conversion of any language.
 //!
 //! Floating widths 16, 32 and 64 are `half` (needs [`Extensions::fp16`]; a [`Module`] turns it
 //! on when it declares a capability that allows half conversions, [`Module::half_capability`]),
@@ -297,11 +306,21 @@ pub enum Op {
     /// `OpConvertBF16ToFINTEL` (SPV_INTEL_bfloat16_conversion): the bits of a bfloat16 in a
     /// 16-bit integer -> `float` (`convert_float(bfloat)`).
     ConvertBF16ToFINTEL = 6117,
+    /// `OpSelect %T %b %one %zero`: how SPIR-V producers write a bool -> number conversion
+    /// (`convert_int(bool)`); read only with those constants.
+    Select = 169,
+    /// `OpINotEqual %bool %x %zero`: integer -> bool (`convert_bool(int)`); read only against
+    /// a zero constant.
+    INotEqual = 171,
+    /// `OpFUnordNotEqual %bool %x %zero`: float -> bool, NaN true (`convert_bool(float)`); read
+    /// only against a zero constant.
+    FUnordNotEqual = 183,
 }
 
 impl Op {
-    /// All twelve: SPIR-V's ten conversions, then SPV_INTEL_bfloat16_conversion's two.
-    pub const ALL: [Op; 12] = [
+    /// All fifteen: SPIR-V's ten conversions, SPV_INTEL_bfloat16_conversion's two, then the
+    /// three instructions a bool conversion is written as.
+    pub const ALL: [Op; 15] = [
         Op::ConvertFToU,
         Op::ConvertFToS,
         Op::ConvertSToF,
@@ -314,6 +333,9 @@ impl Op {
         Op::Bitcast,
         Op::ConvertFToBF16INTEL,
         Op::ConvertBF16ToFINTEL,
+        Op::Select,
+        Op::INotEqual,
+        Op::FUnordNotEqual,
     ];
 
     /// The conversion opcode numbered `opcode`, if it is one.
@@ -336,12 +358,15 @@ impl Op {
             Op::SatConvertUToS => "OpSatConvertUToS",
             Op::ConvertFToBF16INTEL => "OpConvertFToBF16INTEL",
             Op::ConvertBF16ToFINTEL => "OpConvertBF16ToFINTEL",
+            Op::Select => "OpSelect",
+            Op::INotEqual => "OpINotEqual",
+            Op::FUnordNotEqual => "OpFUnordNotEqual",
         }
     }
 
     /// What the opcode reads its operand as and gives its result as.
     fn sides(self) -> (Side, Side) {
-        use Side::{Any, BFloatBits, Float, Signed, Unsigned};
+        use Side::{Any, BFloatBits, Bool, Float, Integer, Signed, Unsigned};
         match self {
             Op::ConvertFToU => (Float, Unsigned),
             Op::ConvertFToS => (Float, Signed),
@@ -355,7 +380,15 @@ impl Op {
             Op::SatConvertUToS => (Unsigned, Signed),
             Op::ConvertFToBF16INTEL => (Float, BFloatBits),
             Op::ConvertBF16ToFINTEL => (BFloatBits, Float),
+            Op::Select => (Bool, Any),
+            Op::INotEqual => (Integer, Bool),
+            Op::FUnordNotEqual => (Float, Bool),
         }
+    }
+
+    /// The three a bool conversion is written as.
+    const fn is_bool_idiom(self) -> bool {
+        matches!(self, Op::Select | Op::INotEqual | Op::FUnordNotEqual)
     }
 
     /// SPV_INTEL_bfloat16_conversion's two: `float` on one side, bfloat16 bits in a 16-bit
@@ -380,6 +413,10 @@ enum Side {
     Any,
     /// A 16-bit integer holding a bfloat16's bits (SPV_INTEL_bfloat16_conversion).
     BFloatBits,
+    /// `OpTypeBool`.
+    Bool,
+    /// An integer of either signedness, as its type declares it.
+    Integer,
 }
 
 /// The FP Encoding operand of `OpTypeFloat`: the formats other than IEEE-754's binary16, 32
@@ -495,6 +532,9 @@ pub enum Scalar {
         /// The FP Encoding operand.
         encoding: FpEncoding,
     },
+    /// `OpTypeBool`: no bit width of its own (counted as 1), the condition of an `OpSelect`
+    /// and the result of a comparison.
+    Bool,
 }
 
 impl fmt::Display for Scalar {
@@ -521,6 +561,7 @@ impl fmt::Display for Scalar {
                 FpEncoding::Float8E4M3EXT => "fp8e4m3",
                 FpEncoding::Float8E5M2EXT => "fp8e5m2",
             }),
+            Scalar::Bool => f.write_str("bool"),
         }
     }
 }
@@ -602,6 +643,7 @@ impl SpirvType {
         match self.scalar {
             Scalar::Int { width, .. } | Scalar::Float { width } => width,
             Scalar::EncodedFloat { encoding } => encoding.width(),
+            Scalar::Bool => 1,
         }
     }
 
@@ -753,6 +795,22 @@ impl Instruction {
         if op.is_intel_bfloat16() {
             return self.intel_bfloat16(op, src, dst, ext);
         }
+        if op.is_bool_idiom() {
+            // Exact, so nothing decorates it: a decoration on one is no conversion's.
+            if self.saturated || self.rounding.is_some() {
+                return not_applicable(
+                    if self.saturated {
+                        "SaturatedConversion".into()
+                    } else {
+                        rounding_decoration(self.rounding.unwrap_or(Rounding::Rte))
+                    },
+                    "a bool conversion is exact: it neither saturates nor rounds",
+                );
+            }
+            return Conversion::new(src, dst, false, None, ext)
+                .map(Request::Convert)
+                .map_err(|source| SpirvError::Request { id, op, source });
+        }
         // SPV_EXT_float8: `SaturatedToLargestFloat8NormalConversionEXT` "must only be applied to
         // the OpFConvert, OpConvertSToF, or OpConvertUToF instructions with a Result Type that
         // uses an Float8E4M3EXT or Float8E5M2EXT FP Encoding" (those three are every opcode with
@@ -858,6 +916,9 @@ impl Instruction {
             found: ty,
         };
         let elem = match (ty.scalar, side) {
+            (Scalar::Bool, Side::Bool) => ScalarType::Bool,
+            (Scalar::Bool, _) => return Err(kind_error("a number")),
+            (_, Side::Bool) => return Err(kind_error("bool")),
             (Scalar::Float { width }, Side::Float | Side::Any) => match width {
                 16 => ScalarType::Half,
                 32 => ScalarType::Float,
@@ -888,7 +949,10 @@ impl Instruction {
             (_, Side::BFloatBits) => {
                 return Err(kind_error("a 16-bit integer (the bits of a bfloat16)"))
             }
-            (Scalar::Int { width, signed }, Side::Signed | Side::Unsigned | Side::Any) => {
+            (
+                Scalar::Int { width, signed },
+                Side::Signed | Side::Unsigned | Side::Any | Side::Integer,
+            ) => {
                 let signed = match side {
                     Side::Signed => true,
                     Side::Unsigned => false,

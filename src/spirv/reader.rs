@@ -829,7 +829,19 @@ enum TypeDef {
         component: u32,
         count: u32,
     },
+    Bool,
     Other(&'static str),
+}
+
+/// What a constant is, as far as the bool idioms care ([`Op::Select`], [`Op::INotEqual`],
+/// [`Op::FUnordNotEqual`]): zero (+0.0, `OpConstantNull`), -0.0, one (1 or 1.0), or anything
+/// else; a composite is what all its constituents are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ConstClass {
+    Zero,
+    NegativeZero,
+    One,
+    Other,
 }
 
 /// A conversion instruction as parsed, before its types are resolved.
@@ -866,6 +878,8 @@ struct Collector<'a> {
     /// Result id -> (defining opcode, result type).
     defs: HashMap<u32, (spirv::Op, Option<u32>)>,
     conversions: Vec<RawConversion>,
+    /// The constants, classed for the bool idioms.
+    constants: HashMap<u32, ConstClass>,
     /// The declared capabilities.
     capabilities: Vec<spirv::Capability>,
     /// The result ids of `OpExtInstImport "OpenCL.std"`.
@@ -893,6 +907,7 @@ impl<'a> Collector<'a> {
             types: HashMap::new(),
             defs: HashMap::new(),
             conversions: Vec::new(),
+            constants: HashMap::new(),
             capabilities: Vec::new(),
             opencl_std: HashSet::new(),
             halves: Vec::new(),
@@ -1008,6 +1023,20 @@ impl<'a> Collector<'a> {
                     self.types.insert(id, TypeDef::Vector { component, count });
                 }
             }
+            spirv::Op::TypeBool => {
+                if let Some(id) = inst.result_id {
+                    self.types.insert(id, TypeDef::Bool);
+                }
+            }
+            spirv::Op::Constant | spirv::Op::ConstantNull | spirv::Op::ConstantComposite => {
+                if let Some(id) = inst.result_id {
+                    let class = self.const_class(inst);
+                    self.constants.insert(id, class);
+                }
+            }
+            spirv::Op::Select | spirv::Op::INotEqual | spirv::Op::FUnordNotEqual => {
+                return self.take_bool_idiom(inst)
+            }
             op if op.is_type() => {
                 if let Some(id) = inst.result_id {
                     self.types.insert(id, TypeDef::Other(inst.class.opname));
@@ -1083,6 +1112,107 @@ impl<'a> Collector<'a> {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// What constant `inst` (`OpConstant`, `OpConstantNull`, `OpConstantComposite`) is.
+    fn const_class(&self, inst: &dr::Instruction) -> ConstClass {
+        use dr::Operand as O;
+        match inst.class.opcode {
+            spirv::Op::ConstantNull => ConstClass::Zero,
+            spirv::Op::ConstantComposite => {
+                let classes: Vec<ConstClass> = inst
+                    .operands
+                    .iter()
+                    .map(|o| match o {
+                        O::IdRef(c) => self.constants.get(c).copied().unwrap_or(ConstClass::Other),
+                        _ => ConstClass::Other,
+                    })
+                    .collect();
+                match classes.first() {
+                    Some(&first) if classes.iter().all(|&c| c == first) => first,
+                    _ => ConstClass::Other,
+                }
+            }
+            _ => {
+                let bits = match inst.operands.first() {
+                    Some(O::LiteralBit32(w)) => u64::from(*w),
+                    Some(O::LiteralBit64(w)) => *w,
+                    _ => return ConstClass::Other,
+                };
+                let ty = inst.result_type.and_then(|t| self.types.get(&t));
+                let (one, sign) = match ty {
+                    Some(TypeDef::Int { .. }) => (1, None),
+                    Some(TypeDef::Float {
+                        width,
+                        encoding: None,
+                    }) => match width {
+                        16 => (0x3c00, Some(0x8000)),
+                        32 => (0x3f80_0000, Some(0x8000_0000)),
+                        64 => (0x3ff0_0000_0000_0000, Some(1 << 63)),
+                        _ => return ConstClass::Other,
+                    },
+                    _ => return ConstClass::Other,
+                };
+                match bits {
+                    0 => ConstClass::Zero,
+                    b if b == one => ConstClass::One,
+                    b if Some(b) == sign => ConstClass::NegativeZero,
+                    _ => ConstClass::Other,
+                }
+            }
+        }
+    }
+
+    /// Records the instructions SPIR-V producers write bool conversions as, in a function:
+    /// `OpSelect %T %b %one %zero` (a bool to 1 or 0: glslang's, naga's and Tint's `T(b)`),
+    /// `OpINotEqual %bool %x %zero` and `OpFUnordNotEqual %bool %x %zero` (a number to bool,
+    /// NaN true: naga's and glslang's `bool(x)`), the zero on either side. Anything else these
+    /// opcodes compute (a select of other values, a comparison with a non-zero) is no
+    /// conversion. `OpFOrdNotEqual` with zero gives false for NaN, which no language's bool
+    /// conversion does: it is a comparison, not read.
+    fn take_bool_idiom(&mut self, inst: &dr::Instruction) -> Result<(), String> {
+        use dr::Operand as O;
+        let ids: Vec<u32> = inst
+            .operands
+            .iter()
+            .filter_map(|o| match o {
+                O::IdRef(id) => Some(*id),
+                _ => None,
+            })
+            .collect();
+        let class = |id: u32| self.constants.get(&id).copied();
+        let zero = |id: u32| matches!(class(id), Some(ConstClass::Zero | ConstClass::NegativeZero));
+        let (op, operand) = match (inst.class.opcode, &ids[..]) {
+            (spirv::Op::Select, &[b, one, z])
+                if class(one) == Some(ConstClass::One) && class(z) == Some(ConstClass::Zero) =>
+            {
+                (Op::Select, b)
+            }
+            (spirv::Op::INotEqual | spirv::Op::FUnordNotEqual, &[x, y]) if zero(y) || zero(x) => {
+                let op = if inst.class.opcode == spirv::Op::INotEqual {
+                    Op::INotEqual
+                } else {
+                    Op::FUnordNotEqual
+                };
+                (op, if zero(y) { x } else { y })
+            }
+            _ => return Ok(()),
+        };
+        let (Some(id), Some(result_type)) = (inst.result_id, inst.result_type) else {
+            return Err(format!("{op} without its result type or id"));
+        };
+        let Some((function, _)) = self.function else {
+            return Ok(());
+        };
+        self.order.push((false, self.conversions.len()));
+        self.conversions.push(RawConversion {
+            function,
+            op,
+            id,
+            result_type,
+            operand,
+        });
         Ok(())
     }
 
@@ -1389,6 +1519,7 @@ impl<'a> Collector<'a> {
                         encoding: *encoding,
                     })),
                     Some(TypeDef::Vector { .. }) => Ok(Err("TypeVector of vectors")),
+                    Some(TypeDef::Bool) => Ok(Ok(Scalar::Bool)),
                     Some(TypeDef::Other(name)) => Ok(Err(name)),
                     None => Err(SpirvError::Undefined {
                         id: inst_id,

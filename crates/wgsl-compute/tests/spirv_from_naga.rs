@@ -66,3 +66,54 @@ fn naga_spirv_of_wgsl_reads_with_wgsl_rules() {
         .iter()
         .any(|r| r.to_string() == "convert_int4_satsrc(float4)"));
 }
+
+/// naga writes WGSL's bool conversions as SPIR-V has them, with no conversion opcode:
+/// `bool(x)` as `OpFUnordNotEqual` (NaN true) or `OpINotEqual` against a zero constant, `T(b)`
+/// as `OpSelect %T %b %one %zero`. clconv reads each as the conversion it computes, the same
+/// requests the `wgsl:` spellings give.
+#[test]
+fn naga_spirv_bool_idioms_read_as_bool_conversions() {
+    let wgsl = "
+        @group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
+        @group(0) @binding(1) var<storage, read> ints: array<i32>;
+        @group(0) @binding(2) var<storage, read_write> out: array<vec4<u32>>;
+        @group(0) @binding(3) var<storage, read_write> out2: array<f32>;
+        @compute @workgroup_size(64)
+        fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+            out[id.x] = vec4<u32>(vec4<bool>(src[id.x]));
+            out2[id.x] = f32(bool(ints[id.x]));
+        }";
+    let module = Module::parse(&spirv_of(wgsl)).unwrap();
+    let found: Vec<Request> = module
+        .conversions(Extensions::default())
+        .unwrap()
+        .iter()
+        .map(|m| m.request)
+        .collect();
+    for name in [
+        "wgsl:vec4<bool>(vec4<f32>)",
+        "wgsl:vec4<u32>(vec4<bool>)",
+        "wgsl:bool(i32)",
+        "wgsl:f32(bool)",
+    ] {
+        let e = Request::parse(name, Extensions::default()).unwrap();
+        assert!(found.contains(&e), "{name} ({e}) not in {found:?}");
+    }
+    assert_eq!(found.len(), 4, "{found:?}");
+    // A comparison with anything but zero, and a select of other values, are no conversion.
+    let wgsl = "
+        @group(0) @binding(0) var<storage, read> ints: array<i32>;
+        @group(0) @binding(1) var<storage, read_write> out: array<f32>;
+        @compute @workgroup_size(64)
+        fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+            out[id.x] = select(2.0, 3.0, ints[id.x] != 5) + f32(ints[id.x] != 7);
+        }";
+    let module = Module::parse(&spirv_of(wgsl)).unwrap();
+    let found: Vec<String> = module
+        .conversions(Extensions::default())
+        .unwrap()
+        .iter()
+        .map(|m| m.request.to_string())
+        .collect();
+    assert_eq!(found, ["convert_float(bool)"]);
+}
