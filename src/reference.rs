@@ -550,12 +550,13 @@ fn identity(_: &Params, bits: u64) -> ElementResult {
     defined(bits)
 }
 
-// bool, as every shader language defines its conversions (`docs/shader-languages.md` quotes
-// them): WGSL 16.1.2, "bool(e): ... false if e is a zero value (or -0.0), true otherwise";
-// "i32(e: bool): 1 if e is true and 0 otherwise", "f32(e: bool): 1.0 if e is true and 0.0
-// otherwise"; GLSL 4.60, 5.4.1: "0 and 0.0 are converted to false, and nonzero values are
-// converted to true"; "true is converted to 1 or 1.0, and false is converted to 0 or 0.0".
-// A bool element in a buffer is a byte: 0 is false, any other byte true.
+// bool, as every shader language defines its conversions (the `docs/` page of each quotes
+// them): WGSL 17.1.2, `bool(e)`: "The result is false if e is a zero value (or -0.0 for
+// floating point types) and true otherwise"; `f32(e)`: "If T is bool, the result is 1.0f if e
+// is true and 0.0f otherwise". GLSL 4.60, 5.4.1: "0 and 0.0 are converted to false, and
+// non-zero values are converted to true", "false is converted to 0 or 0.0, and true is
+// converted to 1 or 1.0". HLSL [Conv.bool]: "A zero value is converted to false; all other
+// values are converted to true". A bool element in a buffer is a byte: 0 false, any other true.
 
 /// bool -> integer: 1 or 0.
 fn from_bool_to_integer(_: &Params, bits: u64) -> ElementResult {

@@ -1,6 +1,7 @@
 //! Conversions to and from `bool`: the tables' `bool` class, emitted here and nowhere else.
 //!
-//! Every shader language defines them the same way (`docs/shader-languages.md` quotes each):
+//! Every shader language defines them the same way (`docs/wgsl.md`, `glsl.md`, `hlsl.md` and
+//! `msl.md` quote each):
 //! a number converts to false when it is zero and to true otherwise, so `-0.0` gives false and
 //! NaN gives true; a bool converts to 1 or 0 (1.0 or 0.0). On the bits that is: an integer is
 //! zero when every bit is clear, a float when every bit but the sign is. Both directions are
