@@ -1102,8 +1102,7 @@ impl<'a> Collector<'a> {
                 let Some((function, _)) = self.function else {
                     return Err(format!("{op} %{id} outside any function"));
                 };
-                self.order.push((false, self.conversions.len()));
-                self.conversions.push(RawConversion {
+                self.push_conversion(RawConversion {
                     function,
                     op,
                     id,
@@ -1113,6 +1112,12 @@ impl<'a> Collector<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Records a conversion, in module order.
+    fn push_conversion(&mut self, c: RawConversion) {
+        self.order.push((false, self.conversions.len()));
+        self.conversions.push(c);
     }
 
     /// What constant `inst` (`OpConstant`, `OpConstantNull`, `OpConstantComposite`) is.
@@ -1205,8 +1210,7 @@ impl<'a> Collector<'a> {
         let Some((function, _)) = self.function else {
             return Ok(());
         };
-        self.order.push((false, self.conversions.len()));
-        self.conversions.push(RawConversion {
+        self.push_conversion(RawConversion {
             function,
             op,
             id,
