@@ -254,6 +254,14 @@ fn bad_names_and_values_are_typed_errors_that_say_what_to_fix() {
     assert!(msg.starts_with("wgsl:i32(f32) converts 1"), "{msg}");
     assert!(msg.contains("ask for wgsl:vec4<i32>(vec4<f32>)"), "{msg}");
     assert!(!msg.contains("convert_int4"), "{msg}");
+    // The other shape errors name the request as the caller wrote it, too.
+    let e = error_of("wgsl:vec4<i32>(vec4<f32>)", &[types::F32; 3], &plain);
+    assert!(matches!(e, LowerError::ComponentCount { got: 3, .. }), "{e:?}");
+    assert!(e.to_string().contains("wgsl:vec4<i32>(vec4<f32>)"), "{e}");
+    let e = error_of("hlsl:int(float)", &[types::F64], &plain);
+    assert!(matches!(e, LowerError::ValueType { .. }), "{e:?}");
+    assert!(e.to_string().contains("hlsl:int(float)"), "{e}");
+    assert!(!e.to_string().contains("convert_int"), "{e}");
     // A float2 in the low lanes of an F32X4 is the explicit convert_vector convention.
     let e = error_of("convert_int2(float2)", &[types::F32X4], &plain);
     assert!(e.to_string().contains("Lowering::convert_vector"), "{e}");

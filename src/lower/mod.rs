@@ -860,46 +860,77 @@ fn check_shape(b: &FunctionBuilder, request: &Request, args: &[Value]) -> Result
     })
 }
 
-/// A lane-count error of a request named in a language's spelling (`wgsl:vec4<i32>(vec2f)`),
-/// said in that spelling: the name as the caller wrote it, and the fix as the language spells
-/// the request for the operand's lanes, when the language has one.
+/// An error of a request named in a language's spelling (`wgsl:vec4<i32>(vec2f)`), said in
+/// that spelling: the name as the caller wrote it in place of the OpenCL one, and for a lane
+/// count, the fix as the language spells the request for the operand's lanes, when it has one.
 fn in_callers_spelling(e: LowerError, name: &str, request: &Request) -> LowerError {
-    let (
+    let Some((prefix, _)) = crate::languages::split(name) else {
+        return e;
+    };
+    let name = name.trim().to_string();
+    match e {
         LowerError::LaneCount {
             expected,
             got,
             lanes,
             fix,
             ..
+        } => {
+            let language = crate::languages::Language::from_prefix(&prefix.to_ascii_lowercase());
+            let wanted = match (request, Width::from_lanes(lanes)) {
+                (Request::Convert(c), Some(w)) => Some(Request::Convert(c.with_width(w))),
+                _ => None,
+            };
+            let spelled = language.zip(wanted).and_then(|(l, r)| {
+                l.spellings()
+                    .into_iter()
+                    .find(|(_, s)| *s == r)
+                    .map(|(s, _)| s)
+            });
+            let fix = match spelled {
+                Some(s) => format!(
+                    "to convert all {lanes} lanes, ask for {s}; for some of them, extractlane \
+                     those first"
+                ),
+                None => fix,
+            };
+            LowerError::LaneCount {
+                request: name,
+                expected,
+                got,
+                lanes,
+                fix,
+            }
+        }
+        LowerError::ValueType {
+            what,
+            expected,
+            got,
+            ..
+        } => LowerError::ValueType {
+            what,
+            request: name,
+            expected,
+            got,
         },
-        Some((prefix, _)),
-    ) = (e.clone(), crate::languages::split(name))
-    else {
-        return e;
-    };
-    let language = crate::languages::Language::from_prefix(&prefix.to_ascii_lowercase());
-    let wanted = match (request, Width::from_lanes(lanes)) {
-        (Request::Convert(c), Some(w)) => Some(Request::Convert(c.with_width(w))),
-        _ => None,
-    };
-    let spelled = language.zip(wanted).and_then(|(l, r)| {
-        l.spellings()
-            .into_iter()
-            .find(|(_, s)| *s == r)
-            .map(|(s, _)| s)
-    });
-    let fix = match spelled {
-        Some(s) => format!(
-            "to convert all {lanes} lanes, ask for {s}; for some of them, extractlane those first"
-        ),
-        None => fix,
-    };
-    LowerError::LaneCount {
-        request: name.trim().to_string(),
-        expected,
-        got,
-        lanes,
-        fix,
+        LowerError::PartCount {
+            ty, expected, got, ..
+        } => LowerError::PartCount {
+            request: name,
+            ty,
+            expected,
+            got,
+        },
+        LowerError::ComponentCount {
+            ty, expected, got, ..
+        } => LowerError::ComponentCount {
+            request: name,
+            ty,
+            expected,
+            got,
+        },
+        LowerError::NotElementwise { .. } => LowerError::NotElementwise { request: name },
+        e => e,
     }
 }
 
