@@ -256,7 +256,10 @@ fn bad_names_and_values_are_typed_errors_that_say_what_to_fix() {
     assert!(!msg.contains("convert_int4"), "{msg}");
     // The other shape errors name the request as the caller wrote it, too.
     let e = error_of("wgsl:vec4<i32>(vec4<f32>)", &[types::F32; 3], &plain);
-    assert!(matches!(e, LowerError::ComponentCount { got: 3, .. }), "{e:?}");
+    assert!(
+        matches!(e, LowerError::ComponentCount { got: 3, .. }),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("wgsl:vec4<i32>(vec4<f32>)"), "{e}");
     let e = error_of("hlsl:int(float)", &[types::F64], &plain);
     assert!(matches!(e, LowerError::ValueType { .. }), "{e:?}");
