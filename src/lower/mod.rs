@@ -863,75 +863,38 @@ fn check_shape(b: &FunctionBuilder, request: &Request, args: &[Value]) -> Result
 /// An error of a request named in a language's spelling (`wgsl:vec4<i32>(vec2f)`), said in
 /// that spelling: the name as the caller wrote it in place of the OpenCL one, and for a lane
 /// count, the fix as the language spells the request for the operand's lanes, when it has one.
-fn in_callers_spelling(e: LowerError, name: &str, request: &Request) -> LowerError {
+fn in_callers_spelling(mut e: LowerError, name: &str, request: &Request) -> LowerError {
     let Some((prefix, _)) = crate::languages::split(name) else {
         return e;
     };
-    let name = name.trim().to_string();
-    match e {
-        LowerError::LaneCount {
-            expected,
-            got,
-            lanes,
-            fix,
-            ..
-        } => {
-            let language = crate::languages::Language::from_prefix(&prefix.to_ascii_lowercase());
-            let wanted = match (request, Width::from_lanes(lanes)) {
-                (Request::Convert(c), Some(w)) => Some(Request::Convert(c.with_width(w))),
-                _ => None,
-            };
-            let spelled = language.zip(wanted).and_then(|(l, r)| {
-                l.spellings()
-                    .into_iter()
-                    .find(|(_, s)| *s == r)
-                    .map(|(s, _)| s)
-            });
-            let fix = match spelled {
-                Some(s) => format!(
-                    "to convert all {lanes} lanes, ask for {s}; for some of them, extractlane \
-                     those first"
-                ),
-                None => fix,
-            };
-            LowerError::LaneCount {
-                request: name,
-                expected,
-                got,
-                lanes,
-                fix,
-            }
+    if let LowerError::LaneCount { lanes, fix, .. } = &mut e {
+        let language = crate::languages::Language::from_prefix(&prefix.to_ascii_lowercase());
+        let wanted = match (request, Width::from_lanes(*lanes)) {
+            (Request::Convert(c), Some(w)) => Some(Request::Convert(c.with_width(w))),
+            _ => None,
+        };
+        let spelled = language.zip(wanted).and_then(|(l, r)| {
+            l.spellings()
+                .into_iter()
+                .find(|(_, s)| *s == r)
+                .map(|(s, _)| s)
+        });
+        if let Some(s) = spelled {
+            *fix = format!(
+                "to convert all {lanes} lanes, ask for {s}; for some of them, extractlane those \
+                 first"
+            );
         }
-        LowerError::ValueType {
-            what,
-            expected,
-            got,
-            ..
-        } => LowerError::ValueType {
-            what,
-            request: name,
-            expected,
-            got,
-        },
-        LowerError::PartCount {
-            ty, expected, got, ..
-        } => LowerError::PartCount {
-            request: name,
-            ty,
-            expected,
-            got,
-        },
-        LowerError::ComponentCount {
-            ty, expected, got, ..
-        } => LowerError::ComponentCount {
-            request: name,
-            ty,
-            expected,
-            got,
-        },
-        LowerError::NotElementwise { .. } => LowerError::NotElementwise { request: name },
-        e => e,
     }
+    match &mut e {
+        LowerError::LaneCount { request, .. }
+        | LowerError::ValueType { request, .. }
+        | LowerError::PartCount { request, .. }
+        | LowerError::ComponentCount { request, .. }
+        | LowerError::NotElementwise { request } => *request = name.trim().to_string(),
+        _ => {}
+    }
+    e
 }
 
 /// Checks the per-component form of `request`'s operand: one scalar of the element type per
