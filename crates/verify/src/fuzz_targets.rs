@@ -16,10 +16,13 @@
 
 use clconv::buffer::bytes_per_vector;
 use clconv::jit::{Jit, JitError, Tier, Tiering, X64Flags};
+use clconv::languages::Language;
 use clconv::reference;
 use clconv::request::{Builtin, Request};
 use clconv::types::{Extensions, Layout, Rounding};
+use std::collections::HashSet;
 use std::fmt;
+use std::sync::OnceLock;
 
 /// A property that failed: what, on which input.
 ///
@@ -60,7 +63,9 @@ fn message_ok(input: &str, e: &dyn fmt::Display) -> Result<(), Finding> {
 
 /// The name parser: never panics, gives one bounded line per error, and whatever it accepts
 /// prints back (`to_string()`, `mangled()`, the builtin alone) to text that parses to the same
-/// request, with and without `cl_khr_fp16`.
+/// request, with and without `cl_khr_fp16`. The same bytes go through every language's front
+/// end as a bare expression ([`Language::parse`]): never a panic, one bounded line per error,
+/// and only requests the language lists accepted.
 ///
 /// `data` is taken as UTF-8 (the parser takes `&str`); other bytes have nothing to check.
 ///
@@ -77,8 +82,15 @@ pub fn parse_name(data: &[u8]) -> Result<(), Finding> {
     for ext in [Extensions::default(), Extensions::with_fp16()] {
         match Request::parse(text, ext) {
             Ok(r) => {
+                // A language's names (`wgsl:f16(f32)`) do not depend on OpenCL's cl_khr_fp16,
+                // so what they mean prints back to an OpenCL name read with it.
+                let back_ext = if clconv::languages::split(text).is_some() {
+                    Extensions::with_fp16()
+                } else {
+                    ext
+                };
                 for (how, printed) in [("to_string", r.to_string()), ("mangled", r.mangled())] {
-                    match Request::parse(&printed, ext) {
+                    match Request::parse(&printed, back_ext) {
                         Ok(back) if back == r => {}
                         other => {
                             return Err(Finding(format!(
@@ -89,7 +101,7 @@ pub fn parse_name(data: &[u8]) -> Result<(), Finding> {
                     }
                 }
                 let b = r.builtin();
-                match Builtin::parse(&b.to_string(), ext) {
+                match Builtin::parse(&b.to_string(), back_ext) {
                     Ok(back) if back == b => {}
                     other => {
                         return Err(Finding(format!(
@@ -112,7 +124,37 @@ pub fn parse_name(data: &[u8]) -> Result<(), Finding> {
             Err(e) => message_ok(text, &e)?,
         }
     }
+    // Every language's own grammar, on the bare expression (what follows `LANG:`): an
+    // expression a front end accepts means a request its language lists (`clconv list LANG:`
+    // prints exactly the language's set, so a front end accepting more than its language is a
+    // finding), and a refusal is one bounded line.
+    for language in Language::ALL {
+        match language.parse(text) {
+            Ok(r) if listed(language).contains(&r) => {}
+            Ok(r) => {
+                return Err(Finding(format!(
+                    "{}:{text:?} is accepted as {r}, which `clconv list {}:` does not list",
+                    language.prefix(),
+                    language.prefix()
+                )))
+            }
+            Err(e) => message_ok(text, &e)?,
+        }
+    }
     Ok(())
+}
+
+/// The requests `language` lists ([`Language::spellings`]), computed once per process.
+fn listed(language: Language) -> &'static HashSet<Request> {
+    static LISTED: OnceLock<Vec<HashSet<Request>>> = OnceLock::new();
+    let all = LISTED.get_or_init(|| {
+        Language::ALL
+            .into_iter()
+            .map(|l| l.spellings().into_iter().map(|(_, r)| r).collect())
+            .collect()
+    });
+    let index = Language::ALL.iter().position(|l| *l == language);
+    &all[index.expect("Language::ALL holds every language")]
 }
 
 /// The differential target: a fuzzer-chosen request and input bytes, through the JIT and the
