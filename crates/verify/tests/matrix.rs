@@ -51,7 +51,7 @@ fn check_tier(flags: X64Flags, tiering: Tiering) {
     let turns = requests
         .iter()
         .enumerate()
-        .filter(|(i, _)| turn.map_or(true, |t| i % 2 == t))
+        .filter(|(i, _)| turn.is_none_or(|t| i % 2 == t))
         .map(|(_, r)| r);
     for r in turns.filter(|r| r.to_string().contains(&filter)) {
         let outcome = match checker.check(r) {
