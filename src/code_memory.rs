@@ -15,6 +15,7 @@
 //! deals in pages of the size the OS reports (4, 16 and 64 KiB pages all exist on aarch64).
 
 use crate::host;
+use crate::routine::Routine;
 use cranelift_codegen::ir::{ExternalName, LibCall};
 use cranelift_codegen::{FinalizedMachReloc, FinalizedRelocTarget};
 use std::sync::Mutex;
@@ -137,6 +138,17 @@ impl CodeMemory {
             FinalizedRelocTarget::ExternalName(ExternalName::LibCall(lc)) => (self.libcall)(lc)
                 .ok_or_else(|| format!("kernel calls {lc:?}, which the JIT does not provide"))?
                 as usize,
+            FinalizedRelocTarget::ExternalName(ExternalName::User(_)) => {
+                let routine = routine_of(&reloc.target).ok_or_else(|| {
+                    format!("kernel refers to {:?}, no host routine", reloc.target)
+                })?;
+                host::routine(routine).ok_or_else(|| {
+                    format!(
+                        "kernel calls the host routine {}, whose instruction this CPU lacks",
+                        routine.name()
+                    )
+                })? as usize
+            }
             FinalizedRelocTarget::Func(at) => code + at as usize,
             ref other => {
                 return Err(format!(
@@ -155,6 +167,17 @@ impl CodeMemory {
         }
         // SAFETY: the field lies inside this code's writable bytes (checked just now).
         unsafe { host::patch(reloc.kind, base.add(offset + at), target) }
+    }
+}
+
+/// The host routine a relocation's target names (after the JIT's compile step made a routine
+/// call's external name name the routine itself: `User` of [`Routine::index`]).
+pub(crate) fn routine_of(target: &FinalizedRelocTarget) -> Option<Routine> {
+    match target {
+        FinalizedRelocTarget::ExternalName(ExternalName::User(r)) => {
+            Routine::from_index(cranelift_codegen::entity::EntityRef::index(*r) as u32)
+        }
+        _ => None,
     }
 }
 

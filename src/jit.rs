@@ -354,7 +354,9 @@ impl Jit {
             .quick_isa()
             .map_err(|e| JitError::Isa(e.to_string()))?;
         let code = CodeMemory::new(libcalls::address).map_err(JitError::Isa)?;
-        let features = IsaFeatures::of(&*isa).map_err(|e| JitError::Isa(e.to_string()))?;
+        let features = IsaFeatures::of(&*isa)
+            .map_err(|e| JitError::Isa(e.to_string()))?
+            .with_host_routines();
         Ok(Jit {
             inner: Arc::new(JitInner {
                 isa,
@@ -612,11 +614,12 @@ impl Jit {
         layout: Layout,
         tier: Tier,
     ) -> Result<Disassembly, JitError> {
-        let c = kernel::compile(
+        let c = kernel::compile_with_features(
             request,
             layout,
             self.inner.static_mode,
             &**self.inner.isa_for(tier),
+            &self.inner.features,
             tier,
             true,
         )
@@ -947,6 +950,10 @@ fn build_and_compile(
                 .max(isa.symbol_alignment());
             let bytes = code.code_buffer().to_vec();
             let relocs = code.buffer.relocs().to_vec();
+            let relocs = relocs
+                .iter()
+                .map(|r| routine_reloc(r, &ws.ctx.func))
+                .collect::<Result<Vec<_>, String>>()?;
             if rounding_control != Rounding::Rte && !relocs.is_empty() {
                 // A call out (a libcall) would run Rust code in the kernel's rounding mode.
                 return Err(format!(
@@ -969,6 +976,35 @@ fn build_and_compile(
         }
         result
     })
+}
+
+/// `reloc` with a call of a host routine's external name made to name the routine itself
+/// (`User` of the routine's [`crate::routine::Routine::index`]), which
+/// [`crate::code_memory`] resolves without the function; every other relocation as it is.
+fn routine_reloc(
+    reloc: &cranelift_codegen::FinalizedMachReloc,
+    func: &Function,
+) -> Result<cranelift_codegen::FinalizedMachReloc, String> {
+    use cranelift_codegen::entity::EntityRef;
+    use cranelift_codegen::ir::{ExternalName, UserExternalNameRef};
+    use cranelift_codegen::FinalizedRelocTarget;
+    let FinalizedRelocTarget::ExternalName(ExternalName::User(name)) = reloc.target else {
+        return Ok(reloc.clone());
+    };
+    let user =
+        func.params.user_named_funcs().get(name).ok_or_else(|| {
+            format!("a relocation names {name:?}, which the kernel never declared")
+        })?;
+    if user.namespace != crate::routine::NAMESPACE {
+        return Err(format!(
+            "a relocation names {user:?}, which clconv never emits"
+        ));
+    }
+    let mut resolved = reloc.clone();
+    resolved.target = FinalizedRelocTarget::ExternalName(ExternalName::User(
+        UserExternalNameRef::new(user.index as usize),
+    ));
+    Ok(resolved)
 }
 
 impl JitInner {
@@ -1079,7 +1115,9 @@ impl CodeCompiler {
         let isa_error = |e: crate::target::TargetError| JitError::Isa(e.to_string());
         let isa = flags.target().isa_with_verifier(false).map_err(isa_error)?;
         let quick_isa = flags.target().quick_isa().map_err(isa_error)?;
-        let features = IsaFeatures::of(&*isa).map_err(|e| JitError::Isa(e.to_string()))?;
+        let features = IsaFeatures::of(&*isa)
+            .map_err(|e| JitError::Isa(e.to_string()))?
+            .with_host_routines();
         Ok(CodeCompiler {
             isa,
             quick_isa,
@@ -1113,7 +1151,13 @@ impl CodeCompiler {
             relocations: code
                 .relocs
                 .iter()
-                .map(|r| format!("{} {:?} {} {:?}", r.offset, r.kind, r.addend, r.target))
+                .map(|r| {
+                    let target = match crate::code_memory::routine_of(&r.target) {
+                        Some(routine) => format!("routine {}", routine.identity()),
+                        None => format!("{:?}", r.target),
+                    };
+                    format!("{} {:?} {} {target}", r.offset, r.kind, r.addend)
+                })
                 .collect(),
             bytes: code.bytes,
             alignment: code.alignment,

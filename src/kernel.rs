@@ -25,8 +25,8 @@ use crate::table::{IsaFeatures, Key, Row, TableError};
 use crate::types::{Layout, Rounding, VectorType, Width};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    types, AbiParam, Endianness, Function, InstBuilder, MemFlagsData, Opcode, Signature, Type,
-    UserFuncName, Value, ValueDef,
+    types, AbiParam, Endianness, ExtFuncData, ExternalName, Function, InstBuilder, MemFlagsData,
+    Opcode, Signature, Type, UserExternalName, UserFuncName, Value, ValueDef,
 };
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig, TargetIsa};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -167,7 +167,15 @@ pub(crate) fn build_tier_into(
     index: u32,
     tier: Tier,
 ) -> Result<(&'static Row, usize), TableError> {
-    let row = features.choose(&key_of(request, static_mode))?;
+    let key = key_of(request, static_mode);
+    let mut row = features.choose(&key)?;
+    if matches!(row.recipe.body, Body::Routine(_))
+        && routine_of(request, layout, static_mode, row.recipe).is_none()
+    {
+        // A routine converts OpenCL's rules on dense buffers only: the others take the row
+        // the routine's guard hides.
+        row = features.clone().without_host_routines().choose(&key)?;
+    }
     build_with_recipe_into(
         func,
         fctx,
@@ -185,6 +193,9 @@ pub(crate) fn build_tier_into(
 
 /// The granule of the kernel [`build_with_recipe`] makes (see [`Built::granule`]).
 pub fn granule(request: &Request, layout: Layout, static_mode: Rounding, recipe: &Recipe) -> usize {
+    if routine_of(request, layout, static_mode, recipe).is_some() {
+        return crate::routine::GRANULE;
+    }
     match (request, vector_block(request, layout, recipe)) {
         (Request::Convert(c), Some(_)) => elements_per_iteration(&spec_of(c, static_mode)),
         (Request::Convert(c), None) if is_dense_conversion(c, layout) => {
@@ -242,6 +253,24 @@ fn vector_block(request: &Request, layout: Layout, recipe: &Recipe) -> Option<Em
                 && crate::lower::edges::vector_recipes_serve(c.rules(), c.dst().elem) =>
         {
             Some(emit)
+        }
+        _ => None,
+    }
+}
+
+/// The host routine a conversion's kernel calls, if its recipe is a routine's, the layout
+/// dense and the rules OpenCL's (a routine implements those only; `src/host/f16c.rs`).
+fn routine_of(
+    request: &Request,
+    layout: Layout,
+    static_mode: Rounding,
+    recipe: &Recipe,
+) -> Option<crate::routine::Routine> {
+    match (request, recipe.body) {
+        (Request::Convert(c), Body::Routine(routine))
+            if is_dense_conversion(c, layout) && c.rules() == crate::rules::Rules::OPENCL =>
+        {
+            Some(routine(&spec_of(c, static_mode)))
         }
         _ => None,
     }
@@ -430,16 +459,26 @@ fn build_with_recipe_into(
                 vectors,
             )
         }
-        Request::Chain(chain) => build_chain(
-            &mut b,
-            chain,
-            layout,
-            static_mode,
-            features,
-            src,
-            dst,
-            vectors,
-        ),
+        Request::Chain(chain) => {
+            // A chain's steps are lowered as the builder API lowers them: no routine calls.
+            let plain = features.map(|f| f.clone().without_host_routines());
+            build_chain(
+                &mut b,
+                chain,
+                layout,
+                static_mode,
+                plain.as_ref(),
+                src,
+                dst,
+                vectors,
+            )
+        }
+        Request::Convert(c) if routine_of(request, layout, static_mode, recipe).is_some() => {
+            let routine =
+                routine_of(request, layout, static_mode, recipe).expect("checked by the guard");
+            let lanes = c.src().lanes() as i64;
+            build_routine_call(&mut b, routine, frontend, src, dst, vectors, lanes)
+        }
         Request::Convert(c) => {
             let block = vector_block(request, layout, recipe);
             build_convert(
@@ -458,6 +497,42 @@ fn build_with_recipe_into(
     b.ins().return_(&[]);
     b.seal_all_blocks();
     b.finalize(frontend);
+}
+
+/// A routine kernel's body: `routine(src, dst, n)` with `n` the buffer's elements rounded
+/// down to whole granules ([`crate::routine::GRANULE`]); the caller passes the rest on
+/// zero-padded copies ([`run_in_granules`]). The routine is an external name the JIT resolves
+/// (namespace [`crate::routine::NAMESPACE`], index [`crate::routine::Routine::index`]).
+#[allow(clippy::too_many_arguments)]
+fn build_routine_call(
+    b: &mut FunctionBuilder,
+    routine: crate::routine::Routine,
+    frontend: TargetFrontendConfig,
+    src: Value,
+    dst: Value,
+    vectors: Value,
+    lanes: i64,
+) {
+    let mut sig = Signature::new(frontend.default_call_conv);
+    for _ in 0..3 {
+        sig.params.push(AbiParam::new(types::I64));
+    }
+    let sig = b.import_signature(sig);
+    let name = b.func.declare_imported_user_function(UserExternalName::new(
+        crate::routine::NAMESPACE,
+        routine.index(),
+    ));
+    let callee = b.import_function(ExtFuncData {
+        name: ExternalName::user(name),
+        signature: sig,
+        colocated: false,
+        patchable: false,
+    });
+    let count = b.ins().imul_imm_u(vectors, lanes);
+    let whole = b
+        .ins()
+        .band_imm_u(count, !(crate::routine::GRANULE as i64 - 1));
+    b.ins().call(callee, &[src, dst, whole]);
 }
 
 /// The memory flags of every load and store of a kernel's buffers (conversion, arithmetic and
@@ -965,6 +1040,8 @@ pub struct Compiled {
     pub row: &'static Row,
     /// See [`Built::rounding_control`].
     pub rounding_control: Rounding,
+    /// The host routine the kernel calls, if its row names one ([`crate::routine`]).
+    pub routine: Option<crate::routine::Routine>,
 }
 
 /// Why a kernel did not compile.
@@ -1001,13 +1078,44 @@ pub fn compile(
     tier: Tier,
     disasm: bool,
 ) -> Result<Compiled, CompileError> {
+    let features = IsaFeatures::of(isa).map_err(|e| CompileError {
+        request: request.to_string(),
+        target: isa.triple().to_string(),
+        why: e.to_string(),
+    })?;
+    compile_with_features(request, layout, static_mode, isa, &features, tier, disasm)
+}
+
+/// [`compile`] with the table rows `features` allow: a JIT's
+/// ([`IsaFeatures::with_host_routines`]) for the code a JIT of that flag set runs, host
+/// routine calls included (`clconv show`).
+///
+/// ```
+/// use clconv::{kernel, table::IsaFeatures, target::Target, Extensions, Layout, Request, Rounding};
+/// let isa = Target::X86_64Avx2.isa().unwrap();
+/// let jit = IsaFeatures::of(&*isa).unwrap().with_host_routines();
+/// let r = Request::parse("convert_half8_rtz(float8)", Extensions::with_fp16()).unwrap();
+/// let c = kernel::compile_with_features(&r, Layout::Packed, Rounding::Rte, &*isa, &jit, kernel::Tier::Optimised, false).unwrap();
+/// assert_eq!(c.routine.unwrap().name(), "f16c.float_to_half_rtz");
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn compile_with_features(
+    request: &Request,
+    layout: Layout,
+    static_mode: Rounding,
+    isa: &dyn TargetIsa,
+    features: &IsaFeatures,
+    tier: Tier,
+    disasm: bool,
+) -> Result<Compiled, CompileError> {
     let error = |why: String| CompileError {
         request: request.to_string(),
         target: isa.triple().to_string(),
         why,
     };
-    let built =
-        build_tier(request, layout, static_mode, isa, 0, tier).map_err(|e| error(e.to_string()))?;
+    let built = build_tier_with_features(request, layout, static_mode, isa, features, 0, tier)
+        .map_err(|e| error(e.to_string()))?;
+    let routine = routine_of(request, layout, static_mode, built.row.recipe);
     let clif = built.func.display().to_string();
     let rounding_control = built.rounding_control;
     let func = built.func;
@@ -1030,5 +1138,6 @@ pub fn compile(
         code_size,
         row: built.row,
         rounding_control,
+        routine,
     })
 }

@@ -80,6 +80,7 @@ pub mod lower;
 pub mod names;
 pub mod reference;
 pub mod request;
+pub mod routine;
 pub mod rules;
 #[cfg(feature = "spirv")]
 #[cfg_attr(docsrs, doc(cfg(feature = "spirv")))]

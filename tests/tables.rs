@@ -62,9 +62,11 @@ fn every_row_is_chosen_by_some_conversion_on_some_target() {
         let mut reached = vec![false; t.rows.len()];
         for target in targets_of(t.arch) {
             let isa = target.isa().unwrap();
-            // Batch kernels, and code lowered into a caller's function (no `mxcsr` rows).
+            // Batch kernels (AOT and the JIT's, which may call host routines), and code lowered
+            // into a caller's function (no `mxcsr` rows).
             let batch = IsaFeatures::of(&*isa).unwrap();
-            for features in [batch.clone(), batch.without_rounding_control()] {
+            let jit = batch.clone().with_host_routines();
+            for features in [batch.clone(), jit, batch.without_rounding_control()] {
                 let enabled = |name: &str| features.has(name);
                 for key in Key::all() {
                     let row = t.choose(&key, &enabled).expect("a fallback matches");
@@ -75,6 +77,73 @@ fn every_row_is_chosen_by_some_conversion_on_some_target() {
         }
         for (row, hit) in t.rows.iter().zip(reached) {
             assert!(hit, "{row:?} is never chosen: remove it or fix its keys");
+        }
+    }
+}
+
+/// The `f16c` rows name routine recipes and only they do; only the JIT's batch kernels of a
+/// flag set with AVX2 take them, for float <-> half and nothing else.
+#[test]
+fn only_the_jits_batch_kernels_call_host_routines() {
+    use clconv::lower::recipes::Body;
+    let routine = |row: &table::Row| matches!(row.recipe.body, Body::Routine(_));
+    for t in table::tables().unwrap() {
+        for row in &t.rows {
+            assert_eq!(routine(row), row.guard.contains(&"f16c"), "{row:?}");
+        }
+    }
+    assert!(
+        parse_error("f16c float_to_float float half * * half.round_native\n")
+            .contains("calls no host routine")
+    );
+    assert!(
+        parse_error("- float_to_float float half * * f16c.float_to_half\n")
+            .contains("calls a host routine")
+    );
+    assert!(
+        parse_error("f16c float_to_float double half * * f16c.float_to_half\n")
+            .contains("cannot lower double -> half")
+    );
+    use clconv::Rounding::{Rte, Rtn, Rtp, Rtz};
+    use clconv::ScalarType::{Float, Half};
+    for target in [
+        Target::X86_64Avx2,
+        Target::X86_64Avx512,
+        Target::X86_64Sse41,
+    ] {
+        let isa = target.isa().unwrap();
+        let batch = IsaFeatures::of(&*isa).unwrap();
+        let jit = batch.clone().with_host_routines();
+        let mut routines = Vec::new();
+        for key in Key::all() {
+            assert!(!routine(batch.choose(&key).unwrap()), "{key:?}");
+            assert!(
+                !routine(
+                    batch
+                        .clone()
+                        .without_rounding_control()
+                        .choose(&key)
+                        .unwrap()
+                ),
+                "{key:?}"
+            );
+            if routine(jit.choose(&key).unwrap()) {
+                routines.push(key);
+            }
+        }
+        let pairs = |k: &Key| (k.src, k.dst);
+        if target == Target::X86_64Sse41 {
+            assert!(routines.is_empty(), "{routines:?}");
+        } else {
+            assert!(routines
+                .iter()
+                .all(|k| matches!(pairs(k), (Float, Half) | (Half, Float))));
+            for rounding in [Rte, Rtz, Rtp, Rtn] {
+                assert!(routines
+                    .iter()
+                    .any(|k| pairs(k) == (Float, Half) && k.rounding == rounding));
+            }
+            assert!(routines.iter().any(|k| pairs(k) == (Half, Float)));
         }
     }
 }

@@ -15,6 +15,9 @@
 //! - `reloc_size(Reloc)` and `patch(Reloc, field, target)`: the relocations kernels carry.
 //! - `libcall(LibCall)`: the host's own helpers kernels may call (beside libm's).
 //! - `make_executable_visible(ptr, len)`: instruction-cache coherence for new code.
+//!
+//! And [`routine`]: where a host routine ([`crate::routine`]) lives on this host, if its CPU
+//! has the routine's instruction (`f16c.rs` on x86-64).
 
 use crate::types::Rounding;
 
@@ -40,6 +43,23 @@ mod unsupported;
 use unsupported as imp;
 
 pub(crate) use imp::{call_kernel, libcall, make_executable_visible, patch, reloc_size};
+
+#[cfg(all(target_arch = "x86_64", unix))]
+mod f16c;
+
+/// The address of `routine` on this host, or `None` where the host or its CPU lacks the
+/// routine's instruction.
+pub(crate) fn routine(routine: crate::routine::Routine) -> Option<*const u8> {
+    #[cfg(all(target_arch = "x86_64", unix))]
+    {
+        f16c::address(routine)
+    }
+    #[cfg(not(all(target_arch = "x86_64", unix)))]
+    {
+        let _ = routine;
+        None
+    }
+}
 
 /// A function returning 42 in this host's machine code, for the tests of code memory.
 #[cfg(test)]

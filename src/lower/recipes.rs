@@ -14,6 +14,7 @@ pub use super::block::{BlockSpec, Class};
 use super::lanes::VectorRounding::{Magic, Native};
 use super::small_float::Unpack::{Interleave, Widen};
 use super::{boolean, float_to_float, float_to_int, half_vector, int_to_float, int_to_int, lanes};
+use crate::routine::Routine;
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::Value;
 use cranelift_frontend::FunctionBuilder;
@@ -32,6 +33,10 @@ pub enum Body {
     CopyVector,
     /// A byte copy in scalar loads and stores of at most 8 bytes (targets without vectors).
     CopyScalar,
+    /// A call of a host routine over the whole buffer ([`crate::routine`]): batch kernels the
+    /// JIT compiles in-process only (rows guarded by `f16c`). The function names the routine of
+    /// a block's conversion.
+    Routine(fn(&BlockSpec) -> Routine),
 }
 
 /// A recipe: a name for the tables, what it can lower, and its code.
@@ -200,6 +205,22 @@ fn promote(b: &mut FunctionBuilder, _: &BlockSpec, v: &[Value]) -> Vec<Value> {
 
 fn promote_keep_nan(b: &mut FunctionBuilder, _: &BlockSpec, v: &[Value]) -> Vec<Value> {
     float_to_float::vector_promote_keep_nan(b, v)
+}
+
+fn float_to_half(s: &BlockSpec) -> bool {
+    s.src == ScalarType::Float && s.dst == ScalarType::Half
+}
+
+fn half_to_float(s: &BlockSpec) -> bool {
+    s.src == ScalarType::Half && s.dst == ScalarType::Float
+}
+
+fn f16c_float_to_half(s: &BlockSpec) -> Routine {
+    Routine::F16cFloatToHalf(s.rounding)
+}
+
+fn f16c_half_to_float(_: &BlockSpec) -> Routine {
+    Routine::F16cHalfToFloat
 }
 
 /// Every recipe.
@@ -398,6 +419,20 @@ pub const RECIPES: &[Recipe] = &[
         class: Some(Class::IntToFloat),
         supports: int64_to_float_directed,
         body: Body::Vector(int_to_float::vector_demote_convert_back),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "f16c.float_to_half",
+        class: Some(Class::FloatToFloat),
+        supports: float_to_half,
+        body: Body::Routine(f16c_float_to_half),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "f16c.half_to_float",
+        class: Some(Class::FloatToFloat),
+        supports: half_to_float,
+        body: Body::Routine(f16c_half_to_float),
         rounds_by_control: false,
     },
     Recipe {

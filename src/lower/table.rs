@@ -30,6 +30,14 @@ use std::sync::OnceLock;
 /// the control itself around it, as the AOT entry points do.
 pub const ROUNDING_CONTROL: &str = "clconv: the kernel's caller sets the rounding control";
 
+/// The flag name the guard `f16c` (x86-64) stands for. It holds for batch kernels the JIT
+/// compiles in this process ([`IsaFeatures::with_host_routines`]) for a flag set with AVX2
+/// (x86-64-v3, of which F16C is part): such a kernel may call clconv's F16C routines
+/// ([`crate::routine`]). Code lowered into a caller's own function and AOT objects never call
+/// a routine, so the guard never holds for them. Only routine recipes take it, and they need
+/// it.
+pub const HOST_F16C: &str = "clconv: a JIT batch kernel may call the F16C host routines";
+
 /// A target architecture with a table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Arch {
@@ -84,6 +92,7 @@ impl Arch {
                 ("avx512vl", "has_avx512vl"),
                 ("avx512dq", "has_avx512dq"),
                 ("mxcsr", ROUNDING_CONTROL),
+                ("f16c", HOST_F16C),
             ],
             Arch::Aarch64 => &[
                 ("lse", "has_lse"),
@@ -347,6 +356,24 @@ impl Table {
                     .iter()
                     .any(|&(name, flag)| name == *g && flag == ROUNDING_CONTROL)
             });
+            let routine_guard = guard.iter().any(|g| {
+                arch.features()
+                    .iter()
+                    .any(|&(name, flag)| name == *g && flag == HOST_F16C)
+            });
+            let routine = matches!(recipe.body, recipes::Body::Routine(_));
+            if routine != routine_guard {
+                return Err(err(format!(
+                    "recipe `{}` {}: only routine recipes take the host-routine guard (`f16c`), \
+                     and they need it",
+                    recipe.name,
+                    if routine {
+                        "calls a host routine"
+                    } else {
+                        "calls no host routine"
+                    }
+                )));
+            }
             if recipe.rounds_by_control != by_control {
                 return Err(err(format!(
                     "recipe `{}` {}: only such recipes take the rounding-control guard (`mxcsr`, \
@@ -492,6 +519,7 @@ pub struct IsaFeatures {
     arch: Arch,
     enabled: Vec<&'static str>,
     rounding_control: bool,
+    host_routines: bool,
 }
 
 impl IsaFeatures {
@@ -513,7 +541,34 @@ impl IsaFeatures {
             arch,
             enabled,
             rounding_control: matches!(arch, Arch::X86_64 | Arch::Aarch64),
+            host_routines: false,
         })
+    }
+
+    /// These features for a batch kernel the JIT compiles in this process: the host-routine
+    /// guards hold where the flags imply the routine's instruction (`f16c`: AVX2, x86-64-v3,
+    /// of which F16C is part; [`HOST_F16C`]), whatever this machine's CPU, so that the code a
+    /// JIT of these flags runs can be named anywhere (the ledger's fingerprints). The JIT
+    /// installs a kernel calling a routine only where the CPU has the instruction.
+    ///
+    /// ```
+    /// use clconv::table::{IsaFeatures, HOST_F16C};
+    /// let avx2 = clconv::target::Target::X86_64Avx2.isa().unwrap();
+    /// let sse41 = clconv::target::Target::X86_64Sse41.isa().unwrap();
+    /// assert!(!IsaFeatures::of(&*avx2).unwrap().has(HOST_F16C)); // the builder API, AOT
+    /// assert!(IsaFeatures::of(&*avx2).unwrap().with_host_routines().has(HOST_F16C));
+    /// assert!(!IsaFeatures::of(&*sse41).unwrap().with_host_routines().has(HOST_F16C));
+    /// ```
+    pub fn with_host_routines(mut self) -> IsaFeatures {
+        self.host_routines = true;
+        self
+    }
+
+    /// These features without the host-routine guards ([`IsaFeatures::with_host_routines`]
+    /// undone).
+    pub fn without_host_routines(mut self) -> IsaFeatures {
+        self.host_routines = false;
+        self
     }
 
     /// These features for code that runs in its caller's rounding mode (nearest-even, as
@@ -541,6 +596,9 @@ impl IsaFeatures {
     pub fn has(&self, name: &str) -> bool {
         if name == ROUNDING_CONTROL {
             return self.rounding_control;
+        }
+        if name == HOST_F16C {
+            return self.host_routines && self.enabled.contains(&"has_avx2");
         }
         self.enabled.contains(&name)
     }

@@ -23,11 +23,17 @@ pub fn show(args: &ShowArgs) -> Result<ExitCode, Usage> {
         None if quick => (flags.name().to_string(), flags.target().quick_isa()?),
         None => (flags.name().to_string(), clconv::jit::host_isa(flags)?),
     };
-    let c = clconv::kernel::compile(
+    // The JIT's kernels (no --target) may call host routines; AOT objects never do.
+    let mut features = clconv::table::IsaFeatures::of(&*isa)?;
+    if args.target.get()?.is_none() {
+        features = features.with_host_routines();
+    }
+    let c = clconv::kernel::compile_with_features(
         &request,
         args.layout.get()?,
         args.static_mode.get()?,
         &*isa,
+        &features,
         tier,
         true,
     )?;
@@ -40,11 +46,15 @@ pub fn show(args: &ShowArgs) -> Result<ExitCode, Usage> {
     }
     if asm {
         out!(
-            ";; machine code for {target} ({} bytes; recipe {} from {}:{}{})\n{}",
+            ";; machine code for {target} ({} bytes; recipe {} from {}:{}{}{})\n{}",
             c.code_size,
             c.row.recipe.name,
             c.row.file,
             c.row.line,
+            match c.routine {
+                Some(r) => format!("; calls the host routine {} (src/host/f16c.rs)", r.name()),
+                None => String::new(),
+            },
             if c.rounding_control == clconv::Rounding::Rte {
                 String::new()
             } else {

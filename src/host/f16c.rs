@@ -1,0 +1,186 @@
+//! The F16C routines ([`crate::routine::Routine`]): float <-> half by `vcvtps2ph` and
+//! `vcvtph2ps`, eight elements per instruction, 32 per loop iteration.
+//!
+//! clconv's rules are the instructions' own (Intel SDM, VCVTPS2PH / VCVTPH2PS): IEEE 754
+//! rounding in the mode the immediate names, overflow to infinity or the largest finite half as
+//! the mode says, subnormal results produced; a NaN keeps its sign and the top bits of its
+//! payload and becomes quiet (float `0x7f800001` -> half `0x7e00`; half `0x7c01` -> float
+//! `0x7fc02000`), as the reference defines it (`src/reference.rs`). The kernel runs under
+//! clconv's default MXCSR (no flush-to-zero, no denormals-are-zero, exceptions masked), which
+//! only `vcvtph2ps`'s and `vcvtps2ph`'s flags see. The exhaustive sweeps prove it on every
+//! input (`verification/ledger.tsv`).
+
+use crate::routine::{Routine, GRANULE};
+use crate::types::Rounding;
+use std::arch::x86_64::{
+    __m128i, _mm256_cvtph_ps, _mm256_cvtps_ph, _mm256_loadu_ps, _mm256_storeu_ps, _mm_loadu_si128,
+    _mm_storeu_si128,
+};
+
+/// A routine's signature as a kernel calls it (System V, three integer arguments).
+type RoutineFn = unsafe extern "C" fn(*const u8, *mut u8, usize);
+
+/// Whether this CPU runs the F16C routines (F16C and AVX, detected at run time).
+pub(crate) fn detected() -> bool {
+    std::arch::is_x86_feature_detected!("f16c") && std::arch::is_x86_feature_detected!("avx")
+}
+
+/// The address of `routine`, or `None` where this CPU lacks its instruction (a kernel calling
+/// it is then refused at installation, never run).
+pub(crate) fn address(routine: Routine) -> Option<*const u8> {
+    if !detected() {
+        return None;
+    }
+    let f: RoutineFn = match routine {
+        Routine::F16cFloatToHalf(Rounding::Rte) => float_to_half::<0>,
+        Routine::F16cFloatToHalf(Rounding::Rtn) => float_to_half::<1>,
+        Routine::F16cFloatToHalf(Rounding::Rtp) => float_to_half::<2>,
+        Routine::F16cFloatToHalf(Rounding::Rtz) => float_to_half::<3>,
+        Routine::F16cHalfToFloat => half_to_float,
+    };
+    Some(f as *const u8)
+}
+
+/// float -> half, `n` elements (a multiple of [`GRANULE`]), rounding as `vcvtps2ph`'s immediate
+/// `MODE` says (0 nearest-even, 1 down, 2 up, 3 toward zero).
+///
+/// # Safety
+/// The CPU has F16C and AVX ([`detected`]: the JIT installs no kernel calling this otherwise);
+/// `src` is readable for `4 * n` bytes and `dst` writable for `2 * n`, as a kernel's buffers
+/// are for its whole granules.
+unsafe extern "C" fn float_to_half<const MODE: i32>(src: *const u8, dst: *mut u8, n: usize) {
+    // SAFETY: the caller's contract above.
+    unsafe { float_to_half_f16c::<MODE>(src, dst, n) }
+}
+
+#[target_feature(enable = "avx,f16c")]
+unsafe fn float_to_half_f16c<const MODE: i32>(src: *const u8, dst: *mut u8, n: usize) {
+    debug_assert_eq!(n % GRANULE, 0);
+    let mut i = 0;
+    while i < n {
+        // SAFETY: i + 32 <= n (n is a multiple of 32), so every load reads within the
+        // `4 * n` readable source bytes and every store writes within the `2 * n` destination
+        // bytes (the caller's contract); the intrinsics take unaligned pointers.
+        unsafe {
+            let s = src.add(4 * i).cast::<f32>();
+            let d = dst.add(2 * i).cast::<__m128i>();
+            let h0 = _mm256_cvtps_ph::<MODE>(_mm256_loadu_ps(s));
+            let h1 = _mm256_cvtps_ph::<MODE>(_mm256_loadu_ps(s.add(8)));
+            let h2 = _mm256_cvtps_ph::<MODE>(_mm256_loadu_ps(s.add(16)));
+            let h3 = _mm256_cvtps_ph::<MODE>(_mm256_loadu_ps(s.add(24)));
+            _mm_storeu_si128(d, h0);
+            _mm_storeu_si128(d.add(1), h1);
+            _mm_storeu_si128(d.add(2), h2);
+            _mm_storeu_si128(d.add(3), h3);
+        }
+        i += GRANULE;
+    }
+}
+
+/// half -> float, `n` elements (a multiple of [`GRANULE`]).
+///
+/// # Safety
+/// As [`float_to_half`], with `2 * n` source bytes and `4 * n` destination bytes.
+unsafe extern "C" fn half_to_float(src: *const u8, dst: *mut u8, n: usize) {
+    // SAFETY: the caller's contract above.
+    unsafe { half_to_float_f16c(src, dst, n) }
+}
+
+#[target_feature(enable = "avx,f16c")]
+unsafe fn half_to_float_f16c(src: *const u8, dst: *mut u8, n: usize) {
+    debug_assert_eq!(n % GRANULE, 0);
+    let mut i = 0;
+    while i < n {
+        // SAFETY: as in `float_to_half_f16c`, with the byte counts swapped.
+        unsafe {
+            let s = src.add(2 * i).cast::<__m128i>();
+            let d = dst.add(4 * i).cast::<f32>();
+            let f0 = _mm256_cvtph_ps(_mm_loadu_si128(s));
+            let f1 = _mm256_cvtph_ps(_mm_loadu_si128(s.add(1)));
+            let f2 = _mm256_cvtph_ps(_mm_loadu_si128(s.add(2)));
+            let f3 = _mm256_cvtph_ps(_mm_loadu_si128(s.add(3)));
+            _mm256_storeu_ps(d, f0);
+            _mm256_storeu_ps(d.add(8), f1);
+            _mm256_storeu_ps(d.add(16), f2);
+            _mm256_storeu_ps(d.add(24), f3);
+        }
+        i += GRANULE;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The routines against the reference on hand-picked halves and floats (the sweeps cover
+    /// every input through the kernels).
+    #[test]
+    fn routines_give_the_references_bits() {
+        if !detected() {
+            eprintln!("NOT RUN: this CPU has no F16C");
+            return;
+        }
+        let floats: Vec<u32> = [
+            0x0000_0000u32,
+            0x8000_0000,
+            0x3f80_0000,
+            0x477f_f000, // 65520: rounds to infinity nearest-even, to 65504 toward zero
+            0x477f_efff,
+            0x3380_0000, // 2^-24, the smallest half subnormal
+            0x3300_0001, // just above half of it
+            0x7f80_0001, // signalling NaN
+            0xffc1_2345,
+            0x7f80_0000,
+            0x0000_0001,
+            0xc77f_f000,
+        ]
+        .into_iter()
+        .cycle()
+        .take(GRANULE)
+        .collect();
+        let src: Vec<u8> = floats.iter().flat_map(|f| f.to_le_bytes()).collect();
+        for rounding in [Rounding::Rte, Rounding::Rtn, Rounding::Rtp, Rounding::Rtz] {
+            let mut dst = vec![0u8; 2 * GRANULE];
+            let f = address(Routine::F16cFloatToHalf(rounding)).unwrap();
+            // SAFETY: F16C was detected; the buffers hold GRANULE elements.
+            unsafe {
+                let f: RoutineFn = std::mem::transmute(f);
+                f(src.as_ptr(), dst.as_mut_ptr(), GRANULE);
+            }
+            let conv = crate::request::Request::parse(
+                &format!("convert_half_{rounding}(float)"),
+                crate::Extensions::with_fp16(),
+            )
+            .unwrap();
+            let crate::request::Request::Convert(conv) = conv else {
+                unreachable!()
+            };
+            for (k, x) in floats.iter().enumerate() {
+                let want = crate::reference::convert_element(&conv, Rounding::Rte, u64::from(*x));
+                let got = u16::from_le_bytes([dst[2 * k], dst[2 * k + 1]]);
+                assert_eq!(u64::from(got), want.bits, "{rounding}: {x:#010x}");
+            }
+        }
+        // Every half through half_to_float, against the reference.
+        let halves: Vec<u8> = (0..=u16::MAX).flat_map(|h| h.to_le_bytes()).collect();
+        let mut floats = vec![0u8; 4 * 65536];
+        let f = address(Routine::F16cHalfToFloat).unwrap();
+        // SAFETY: F16C was detected; the buffers hold 65,536 elements, a multiple of GRANULE.
+        unsafe {
+            let f: RoutineFn = std::mem::transmute(f);
+            f(halves.as_ptr(), floats.as_mut_ptr(), 65536);
+        }
+        let crate::request::Request::Convert(conv) =
+            crate::request::Request::parse("convert_float(half)", crate::Extensions::with_fp16())
+                .unwrap()
+        else {
+            unreachable!()
+        };
+        for h in 0..=u16::MAX {
+            let want = crate::reference::convert_element(&conv, Rounding::Rte, u64::from(h));
+            let k = 4 * usize::from(h);
+            let got = u32::from_le_bytes(floats[k..k + 4].try_into().unwrap());
+            assert_eq!(u64::from(got), want.bits, "{h:#06x}");
+        }
+    }
+}
