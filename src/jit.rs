@@ -1667,6 +1667,7 @@ mod tests {
             // The F16C routine kernels on an AVX2 host (a call the JIT patches).
             ("convert_half8_rtz(float8)", Layout::Packed),
             ("convert_float4(half4)", Layout::Packed),
+            ("convert_half8_rtp(ushort8)", Layout::Packed),
         ];
         for flags in [X64Flags::Sse2, X64Flags::Host] {
             let compiler = CodeCompiler::new(flags, Rounding::Rte).unwrap();

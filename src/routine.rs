@@ -14,7 +14,7 @@
 //! the routines on every host (the tables and the kernel builder need the names); the code is
 //! in `src/host/` and exists only on the hosts that have the instruction.
 
-use crate::types::Rounding;
+use crate::types::{Rounding, ScalarType};
 
 /// Elements per granule of a routine kernel: a routine converts a multiple of this many.
 pub const GRANULE: usize = 32;
@@ -24,7 +24,8 @@ pub const GRANULE: usize = 32;
 pub const NAMESPACE: u32 = 0x636c_7274; // "clrt"
 
 /// A host routine: `unsafe extern "C" fn(src: *const u8, dst: *mut u8, n: usize)` converting
-/// `n` elements (a multiple of [`GRANULE`]) from `src` to `dst`.
+/// `n` elements (a multiple of [`GRANULE`]) from `src` to `dst`. The F16C routines need F16C,
+/// AVX and AVX2 (x86-64-v3).
 ///
 /// ```
 /// use clconv::routine::Routine;
@@ -39,39 +40,107 @@ pub enum Routine {
     F16cFloatToHalf(Rounding),
     /// half -> float by F16C's `vcvtph2ps` (exact).
     F16cHalfToFloat,
+    /// char, uchar, short or ushort -> half: to float (exact: every such value is a float),
+    /// then `vcvtps2ph` with the rounding in its immediate, so the one rounding is the
+    /// conversion's.
+    F16cSmallIntToHalf(SmallInt, Rounding),
 }
+
+/// The integer sources whose every value a float holds: their conversion to half through
+/// float rounds once ([`Routine::F16cSmallIntToHalf`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SmallInt {
+    /// `char` (i8).
+    Char,
+    /// `uchar` (u8).
+    UChar,
+    /// `short` (i16).
+    Short,
+    /// `ushort` (u16).
+    UShort,
+}
+
+impl SmallInt {
+    /// The four, in index order.
+    pub const ALL: [SmallInt; 4] = [
+        SmallInt::Char,
+        SmallInt::UChar,
+        SmallInt::Short,
+        SmallInt::UShort,
+    ];
+
+    /// The small integer type `t` is, if any.
+    pub fn of(t: ScalarType) -> Option<SmallInt> {
+        match t {
+            ScalarType::Char => Some(SmallInt::Char),
+            ScalarType::UChar => Some(SmallInt::UChar),
+            ScalarType::Short => Some(SmallInt::Short),
+            ScalarType::UShort => Some(SmallInt::UShort),
+            _ => None,
+        }
+    }
+
+    /// Its OpenCL name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SmallInt::Char => "char",
+            SmallInt::UChar => "uchar",
+            SmallInt::Short => "short",
+            SmallInt::UShort => "ushort",
+        }
+    }
+}
+
+const MODES: [Rounding; 4] = [Rounding::Rte, Rounding::Rtz, Rounding::Rtp, Rounding::Rtn];
 
 impl Routine {
     /// Every routine, in index order.
-    pub const ALL: [Routine; 5] = [
-        Routine::F16cFloatToHalf(Rounding::Rte),
-        Routine::F16cFloatToHalf(Rounding::Rtz),
-        Routine::F16cFloatToHalf(Rounding::Rtp),
-        Routine::F16cFloatToHalf(Rounding::Rtn),
-        Routine::F16cHalfToFloat,
-    ];
+    ///
+    /// ```
+    /// let all = clconv::routine::Routine::all();
+    /// assert_eq!(all.len(), 4 + 1 + 16);
+    /// assert!(all.iter().enumerate().all(|(i, r)| r.index() as usize == i));
+    /// ```
+    pub fn all() -> Vec<Routine> {
+        let mut all: Vec<Routine> = MODES.into_iter().map(Routine::F16cFloatToHalf).collect();
+        all.push(Routine::F16cHalfToFloat);
+        for src in SmallInt::ALL {
+            all.extend(MODES.map(|m| Routine::F16cSmallIntToHalf(src, m)));
+        }
+        all
+    }
 
-    /// Its index in [`Routine::ALL`]: the external name's index in the kernel's IR.
+    /// Its index in [`Routine::all`]: the external name's index in the kernel's IR.
     pub fn index(self) -> u32 {
-        Routine::ALL
-            .iter()
-            .position(|r| *r == self)
-            .expect("Routine::ALL lists every routine") as u32
+        let mode = |m: Rounding| MODES.iter().position(|x| *x == m).unwrap_or(0) as u32;
+        match self {
+            Routine::F16cFloatToHalf(m) => mode(m),
+            Routine::F16cHalfToFloat => 4,
+            Routine::F16cSmallIntToHalf(src, m) => {
+                let s = SmallInt::ALL.iter().position(|x| *x == src).unwrap_or(0) as u32;
+                5 + 4 * s + mode(m)
+            }
+        }
     }
 
     /// The routine of index `index`.
     pub fn from_index(index: u32) -> Option<Routine> {
-        Routine::ALL.get(index as usize).copied()
+        Routine::all().get(index as usize).copied()
     }
 
     /// Its name, as `clconv show` and the ledger print it.
-    pub fn name(self) -> &'static str {
+    ///
+    /// ```
+    /// use clconv::routine::{Routine, SmallInt};
+    /// assert_eq!(Routine::F16cHalfToFloat.name(), "f16c.half_to_float");
+    /// let r = Routine::F16cSmallIntToHalf(SmallInt::UShort, clconv::Rounding::Rtp);
+    /// assert_eq!(r.name(), "f16c.ushort_to_half_rtp");
+    /// ```
+    pub fn name(self) -> String {
         match self {
-            Routine::F16cFloatToHalf(Rounding::Rte) => "f16c.float_to_half_rte",
-            Routine::F16cFloatToHalf(Rounding::Rtz) => "f16c.float_to_half_rtz",
-            Routine::F16cFloatToHalf(Rounding::Rtp) => "f16c.float_to_half_rtp",
-            Routine::F16cFloatToHalf(Rounding::Rtn) => "f16c.float_to_half_rtn",
-            Routine::F16cHalfToFloat => "f16c.half_to_float",
+            Routine::F16cFloatToHalf(m) => format!("f16c.float_to_half_{m}"),
+            Routine::F16cHalfToFloat => "f16c.half_to_float".to_string(),
+            Routine::F16cSmallIntToHalf(src, m) => format!("f16c.{}_to_half_{m}", src.name()),
         }
     }
 

@@ -82,7 +82,7 @@ fn every_row_is_chosen_by_some_conversion_on_some_target() {
 }
 
 /// The `f16c` rows name routine recipes and only they do; only the JIT's batch kernels of a
-/// flag set with AVX2 take them, for float <-> half and nothing else.
+/// flag set with AVX2 take them, for float <-> half and char/uchar/short/ushort -> half.
 #[test]
 fn only_the_jits_batch_kernels_call_host_routines() {
     use clconv::lower::recipes::Body;
@@ -105,7 +105,7 @@ fn only_the_jits_batch_kernels_call_host_routines() {
             .contains("cannot lower double -> half")
     );
     use clconv::Rounding::{Rte, Rtn, Rtp, Rtz};
-    use clconv::ScalarType::{Float, Half};
+    use clconv::ScalarType::{Char, Float, Half, Short, UChar, UShort};
     for target in [
         Target::X86_64Avx2,
         Target::X86_64Avx512,
@@ -135,9 +135,14 @@ fn only_the_jits_batch_kernels_call_host_routines() {
         if target == Target::X86_64Sse41 {
             assert!(routines.is_empty(), "{routines:?}");
         } else {
-            assert!(routines
-                .iter()
-                .all(|k| matches!(pairs(k), (Float, Half) | (Half, Float))));
+            let small_int = |t| matches!(t, Char | UChar | Short | UShort);
+            assert!(routines.iter().all(|k| {
+                matches!(pairs(k), (Float, Half) | (Half, Float))
+                    || (small_int(k.src) && k.dst == Half)
+            }));
+            for src in [Char, UChar, Short, UShort] {
+                assert!(routines.iter().any(|k| pairs(k) == (src, Half)), "{src}");
+            }
             for rounding in [Rte, Rtz, Rtp, Rtn] {
                 assert!(routines
                     .iter()

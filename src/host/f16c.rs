@@ -10,19 +10,22 @@
 //! only `vcvtph2ps`'s and `vcvtps2ph`'s flags see. The exhaustive sweeps prove it on every
 //! input (`verification/ledger.tsv`).
 
-use crate::routine::{Routine, GRANULE};
+use crate::routine::{Routine, SmallInt, GRANULE};
 use crate::types::Rounding;
 use std::arch::x86_64::{
-    __m128i, _mm256_cvtph_ps, _mm256_cvtps_ph, _mm256_loadu_ps, _mm256_storeu_ps, _mm_loadu_si128,
-    _mm_storeu_si128,
+    __m128i, _mm256_cvtepi16_epi32, _mm256_cvtepi32_ps, _mm256_cvtepi8_epi32,
+    _mm256_cvtepu16_epi32, _mm256_cvtepu8_epi32, _mm256_cvtph_ps, _mm256_cvtps_ph, _mm256_loadu_ps,
+    _mm256_storeu_ps, _mm_loadl_epi64, _mm_loadu_si128, _mm_storeu_si128,
 };
 
 /// A routine's signature as a kernel calls it (System V, three integer arguments).
 type RoutineFn = unsafe extern "C" fn(*const u8, *mut u8, usize);
 
-/// Whether this CPU runs the F16C routines (F16C and AVX, detected at run time).
+/// Whether this CPU runs the F16C routines (F16C, AVX and AVX2, detected at run time).
 pub(crate) fn detected() -> bool {
-    std::arch::is_x86_feature_detected!("f16c") && std::arch::is_x86_feature_detected!("avx")
+    std::arch::is_x86_feature_detected!("f16c")
+        && std::arch::is_x86_feature_detected!("avx")
+        && std::arch::is_x86_feature_detected!("avx2")
 }
 
 /// The address of `routine`, or `None` where this CPU lacks its instruction (a kernel calling
@@ -37,8 +40,71 @@ pub(crate) fn address(routine: Routine) -> Option<*const u8> {
         Routine::F16cFloatToHalf(Rounding::Rtp) => float_to_half::<2>,
         Routine::F16cFloatToHalf(Rounding::Rtz) => float_to_half::<3>,
         Routine::F16cHalfToFloat => half_to_float,
+        Routine::F16cSmallIntToHalf(src, mode) => {
+            // The source as `int_to_half`'s SRC, the mode as `vcvtps2ph`'s immediate.
+            macro_rules! modes {
+                ($src:literal) => {
+                    match mode {
+                        Rounding::Rte => int_to_half::<$src, 0>,
+                        Rounding::Rtn => int_to_half::<$src, 1>,
+                        Rounding::Rtp => int_to_half::<$src, 2>,
+                        Rounding::Rtz => int_to_half::<$src, 3>,
+                    }
+                };
+            }
+            match src {
+                SmallInt::Char => modes!(0),
+                SmallInt::UChar => modes!(1),
+                SmallInt::Short => modes!(2),
+                SmallInt::UShort => modes!(3),
+            }
+        }
     };
     Some(f as *const u8)
+}
+
+/// char (`SRC` 0), uchar (1), short (2) or ushort (3) -> half, `n` elements (a multiple of
+/// [`GRANULE`]): each widened to 32 bits and converted to float (exact: every such value is a
+/// float), then `vcvtps2ph` with the immediate `MODE` (as in [`float_to_half`]), the one
+/// rounding.
+///
+/// # Safety
+/// As [`float_to_half`] (AVX2 as well: the JIT takes the routine only for AVX2 flag sets), with
+/// `n` or `2 * n` source bytes and `2 * n` destination bytes.
+unsafe extern "C" fn int_to_half<const SRC: u8, const MODE: i32>(
+    src: *const u8,
+    dst: *mut u8,
+    n: usize,
+) {
+    // SAFETY: the caller's contract above.
+    unsafe { int_to_half_f16c::<SRC, MODE>(src, dst, n) }
+}
+
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn int_to_half_f16c<const SRC: u8, const MODE: i32>(src: *const u8, dst: *mut u8, n: usize) {
+    debug_assert_eq!(n % GRANULE, 0);
+    let bytes = if SRC < 2 { 1 } else { 2 };
+    let mut i = 0;
+    while i < n {
+        for k in 0..4 {
+            // SAFETY: i + 8 * k + 8 <= n (n is a multiple of 32): the 8 or 16 bytes read lie
+            // within the `bytes * n` readable source bytes and the 16 written within the `2 * n`
+            // destination bytes (the caller's contract); the loads and stores are unaligned.
+            unsafe {
+                let at = i + 8 * k;
+                let p = src.add(bytes * at);
+                let wide = match SRC {
+                    0 => _mm256_cvtepi8_epi32(_mm_loadl_epi64(p.cast::<__m128i>())),
+                    1 => _mm256_cvtepu8_epi32(_mm_loadl_epi64(p.cast::<__m128i>())),
+                    2 => _mm256_cvtepi16_epi32(_mm_loadu_si128(p.cast::<__m128i>())),
+                    _ => _mm256_cvtepu16_epi32(_mm_loadu_si128(p.cast::<__m128i>())),
+                };
+                let h = _mm256_cvtps_ph::<MODE>(_mm256_cvtepi32_ps(wide));
+                _mm_storeu_si128(dst.add(2 * at).cast::<__m128i>(), h);
+            }
+        }
+        i += GRANULE;
+    }
 }
 
 /// float -> half, `n` elements (a multiple of [`GRANULE`]), rounding as `vcvtps2ph`'s immediate
@@ -159,6 +225,38 @@ mod tests {
                 let want = crate::reference::convert_element(&conv, Rounding::Rte, u64::from(*x));
                 let got = u16::from_le_bytes([dst[2 * k], dst[2 * k + 1]]);
                 assert_eq!(u64::from(got), want.bits, "{rounding}: {x:#010x}");
+            }
+        }
+        // Every char, uchar, short and ushort in every mode, against the reference.
+        for src in SmallInt::ALL {
+            let bytes = if matches!(src, SmallInt::Char | SmallInt::UChar) {
+                1
+            } else {
+                2
+            };
+            let count = 1usize << (8 * bytes);
+            let input: Vec<u8> = (0..count)
+                .flat_map(|v| (v as u16).to_le_bytes()[..bytes].to_vec())
+                .collect();
+            for rounding in [Rounding::Rte, Rounding::Rtn, Rounding::Rtp, Rounding::Rtz] {
+                let mut out = vec![0u8; 2 * count];
+                let f = address(Routine::F16cSmallIntToHalf(src, rounding)).unwrap();
+                // SAFETY: F16C and AVX2 were detected; 256 and 65,536 are multiples of GRANULE.
+                unsafe {
+                    let f: RoutineFn = std::mem::transmute(f);
+                    f(input.as_ptr(), out.as_mut_ptr(), count);
+                }
+                let name = format!("convert_half_{rounding}({})", src.name());
+                let crate::request::Request::Convert(conv) =
+                    crate::request::Request::parse(&name, crate::Extensions::with_fp16()).unwrap()
+                else {
+                    unreachable!()
+                };
+                for v in 0..count {
+                    let want = crate::reference::convert_element(&conv, Rounding::Rte, v as u64);
+                    let got = u16::from_le_bytes([out[2 * v], out[2 * v + 1]]);
+                    assert_eq!(u64::from(got), want.bits, "{name}: {v:#x}");
+                }
             }
         }
         // Every half through half_to_float, against the reference.

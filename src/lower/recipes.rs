@@ -14,7 +14,7 @@ pub use super::block::{BlockSpec, Class};
 use super::lanes::VectorRounding::{Magic, Native};
 use super::small_float::Unpack::{Interleave, Widen};
 use super::{boolean, float_to_float, float_to_int, half_vector, int_to_float, int_to_int, lanes};
-use crate::routine::Routine;
+use crate::routine::{Routine, SmallInt};
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::Value;
 use cranelift_frontend::FunctionBuilder;
@@ -221,6 +221,15 @@ fn f16c_float_to_half(s: &BlockSpec) -> Routine {
 
 fn f16c_half_to_float(_: &BlockSpec) -> Routine {
     Routine::F16cHalfToFloat
+}
+
+fn small_int_to_half(s: &BlockSpec) -> bool {
+    SmallInt::of(s.src).is_some() && s.dst == ScalarType::Half
+}
+
+fn f16c_small_int_to_half(s: &BlockSpec) -> Routine {
+    // `supports` admits only the small integers.
+    Routine::F16cSmallIntToHalf(SmallInt::of(s.src).unwrap_or(SmallInt::Char), s.rounding)
 }
 
 /// Every recipe.
@@ -433,6 +442,13 @@ pub const RECIPES: &[Recipe] = &[
         class: Some(Class::FloatToFloat),
         supports: half_to_float,
         body: Body::Routine(f16c_half_to_float),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "f16c.small_int_to_half",
+        class: Some(Class::IntToFloat),
+        supports: small_int_to_half,
+        body: Body::Routine(f16c_small_int_to_half),
         rounds_by_control: false,
     },
     Recipe {
