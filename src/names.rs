@@ -1071,9 +1071,10 @@ fn parse_expression(
     depth: usize,
 ) -> Result<VectorType, RequestError> {
     let text = text.trim_ascii();
+    // The explanation quotes pieces of the input (`.{s}`): escaped and bounded like it.
     let error = |why: String| RequestError::Chain {
         chain: shorten(input),
-        why,
+        why: explain(why),
     };
     // Deeper than any chain: stop before the stack cares.
     if depth > MAX_STEPS + 1 || steps.len() > MAX_STEPS {
