@@ -1668,6 +1668,7 @@ mod tests {
             ("convert_half8_rtz(float8)", Layout::Packed),
             ("convert_float4(half4)", Layout::Packed),
             ("convert_half8_rtp(ushort8)", Layout::Packed),
+            ("convert_char16_sat_rtn(half16)", Layout::Packed),
         ];
         for flags in [X64Flags::Sse2, X64Flags::Host] {
             let compiler = CodeCompiler::new(flags, Rounding::Rte).unwrap();

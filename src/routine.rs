@@ -44,7 +44,22 @@ pub enum Routine {
     /// then `vcvtps2ph` with the rounding in its immediate, so the one rounding is the
     /// conversion's.
     F16cSmallIntToHalf(SmallInt, Rounding),
+    /// half -> char, uchar, short, ushort, int or uint (the [`HALF_TO_INT`] types) under
+    /// OpenCL's rules: `vcvtph2ps` (exact), `vroundps` by the mode (exact), clamped to the
+    /// destination's range, NaN to 0: the `_sat` result, which is clconv's result without
+    /// `_sat` too. Every half fits an int, so the clamp and the conversion are exact.
+    F16cHalfToInt(ScalarType, Rounding),
 }
+
+/// The destinations of [`Routine::F16cHalfToInt`], in index order.
+pub const HALF_TO_INT: [ScalarType; 6] = [
+    ScalarType::Char,
+    ScalarType::UChar,
+    ScalarType::Short,
+    ScalarType::UShort,
+    ScalarType::Int,
+    ScalarType::UInt,
+];
 
 /// The integer sources whose every value a float holds: their conversion to half through
 /// float rounds once ([`Routine::F16cSmallIntToHalf`]).
@@ -98,7 +113,7 @@ impl Routine {
     ///
     /// ```
     /// let all = clconv::routine::Routine::all();
-    /// assert_eq!(all.len(), 4 + 1 + 16);
+    /// assert_eq!(all.len(), 4 + 1 + 16 + 24);
     /// assert!(all.iter().enumerate().all(|(i, r)| r.index() as usize == i));
     /// ```
     pub fn all() -> Vec<Routine> {
@@ -106,6 +121,9 @@ impl Routine {
         all.push(Routine::F16cHalfToFloat);
         for src in SmallInt::ALL {
             all.extend(MODES.map(|m| Routine::F16cSmallIntToHalf(src, m)));
+        }
+        for dst in HALF_TO_INT {
+            all.extend(MODES.map(|m| Routine::F16cHalfToInt(dst, m)));
         }
         all
     }
@@ -119,6 +137,10 @@ impl Routine {
             Routine::F16cSmallIntToHalf(src, m) => {
                 let s = SmallInt::ALL.iter().position(|x| *x == src).unwrap_or(0) as u32;
                 5 + 4 * s + mode(m)
+            }
+            Routine::F16cHalfToInt(dst, m) => {
+                let d = HALF_TO_INT.iter().position(|x| *x == dst).unwrap_or(0) as u32;
+                21 + 4 * d + mode(m)
             }
         }
     }
@@ -141,6 +163,7 @@ impl Routine {
             Routine::F16cFloatToHalf(m) => format!("f16c.float_to_half_{m}"),
             Routine::F16cHalfToFloat => "f16c.half_to_float".to_string(),
             Routine::F16cSmallIntToHalf(src, m) => format!("f16c.{}_to_half_{m}", src.name()),
+            Routine::F16cHalfToInt(dst, m) => format!("f16c.half_to_{}_{m}", dst.name()),
         }
     }
 

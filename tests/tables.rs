@@ -82,7 +82,8 @@ fn every_row_is_chosen_by_some_conversion_on_some_target() {
 }
 
 /// The `f16c` rows name routine recipes and only they do; only the JIT's batch kernels of a
-/// flag set with AVX2 take them, for float <-> half and char/uchar/short/ushort -> half.
+/// flag set with AVX2 take them, for float <-> half, char/uchar/short/ushort -> half and half ->
+/// integers of at most 32 bits.
 #[test]
 fn only_the_jits_batch_kernels_call_host_routines() {
     use clconv::lower::recipes::Body;
@@ -105,7 +106,7 @@ fn only_the_jits_batch_kernels_call_host_routines() {
             .contains("cannot lower double -> half")
     );
     use clconv::Rounding::{Rte, Rtn, Rtp, Rtz};
-    use clconv::ScalarType::{Char, Float, Half, Short, UChar, UShort};
+    use clconv::ScalarType::{Char, Float, Half, Int, Short, UChar, UInt, UShort};
     for target in [
         Target::X86_64Avx2,
         Target::X86_64Avx512,
@@ -139,9 +140,13 @@ fn only_the_jits_batch_kernels_call_host_routines() {
             assert!(routines.iter().all(|k| {
                 matches!(pairs(k), (Float, Half) | (Half, Float))
                     || (small_int(k.src) && k.dst == Half)
+                    || (k.src == Half && (small_int(k.dst) || matches!(k.dst, Int | UInt)))
             }));
             for src in [Char, UChar, Short, UShort] {
                 assert!(routines.iter().any(|k| pairs(k) == (src, Half)), "{src}");
+            }
+            for dst in [Char, UChar, Short, UShort, Int, UInt] {
+                assert!(routines.iter().any(|k| pairs(k) == (Half, dst)), "{dst}");
             }
             for rounding in [Rte, Rtz, Rtp, Rtn] {
                 assert!(routines

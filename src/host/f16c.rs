@@ -11,11 +11,16 @@
 //! input (`verification/ledger.tsv`).
 
 use crate::routine::{Routine, SmallInt, GRANULE};
-use crate::types::Rounding;
+use crate::types::{Rounding, ScalarType};
 use std::arch::x86_64::{
-    __m128i, _mm256_cvtepi16_epi32, _mm256_cvtepi32_ps, _mm256_cvtepi8_epi32,
-    _mm256_cvtepu16_epi32, _mm256_cvtepu8_epi32, _mm256_cvtph_ps, _mm256_cvtps_ph, _mm256_loadu_ps,
-    _mm256_storeu_ps, _mm_loadl_epi64, _mm_loadu_si128, _mm_storeu_si128,
+    __m128i, __m256i, _mm256_and_si256, _mm256_blendv_epi8, _mm256_castps_si256,
+    _mm256_castsi256_si128, _mm256_cmp_ps, _mm256_cmpeq_epi32, _mm256_cvtepi16_epi32,
+    _mm256_cvtepi32_ps, _mm256_cvtepi8_epi32, _mm256_cvtepu16_epi32, _mm256_cvtepu8_epi32,
+    _mm256_cvtph_ps, _mm256_cvtps_ph, _mm256_cvttps_epi32, _mm256_extracti128_si256,
+    _mm256_loadu_ps, _mm256_max_ps, _mm256_min_ps, _mm256_round_ps, _mm256_set1_epi32,
+    _mm256_set1_ps, _mm256_setzero_si256, _mm256_storeu_ps, _mm256_storeu_si256, _mm_loadl_epi64,
+    _mm_loadu_si128, _mm_packs_epi16, _mm_packs_epi32, _mm_packus_epi16, _mm_packus_epi32,
+    _mm_storel_epi64, _mm_storeu_si128, _CMP_ORD_Q,
 };
 
 /// A routine's signature as a kernel calls it (System V, three integer arguments).
@@ -57,6 +62,29 @@ pub(crate) fn address(routine: Routine) -> Option<*const u8> {
                 SmallInt::UChar => modes!(1),
                 SmallInt::Short => modes!(2),
                 SmallInt::UShort => modes!(3),
+            }
+        }
+        Routine::F16cHalfToInt(dst, mode) => {
+            // The destination as `half_to_int`'s DST (its place in HALF_TO_INT), the mode as
+            // `vroundps`'s immediate (with exceptions suppressed).
+            macro_rules! modes {
+                ($dst:literal) => {
+                    match mode {
+                        Rounding::Rte => half_to_int::<$dst, 0x08>,
+                        Rounding::Rtn => half_to_int::<$dst, 0x09>,
+                        Rounding::Rtp => half_to_int::<$dst, 0x0a>,
+                        Rounding::Rtz => half_to_int::<$dst, 0x0b>,
+                    }
+                };
+            }
+            match dst {
+                ScalarType::Char => modes!(0),
+                ScalarType::UChar => modes!(1),
+                ScalarType::Short => modes!(2),
+                ScalarType::UShort => modes!(3),
+                ScalarType::Int => modes!(4),
+                ScalarType::UInt => modes!(5),
+                _ => return None,
             }
         }
     };
@@ -138,6 +166,83 @@ unsafe fn float_to_half_f16c<const MODE: i32>(src: *const u8, dst: *mut u8, n: u
             _mm_storeu_si128(d.add(1), h1);
             _mm_storeu_si128(d.add(2), h2);
             _mm_storeu_si128(d.add(3), h3);
+        }
+        i += GRANULE;
+    }
+}
+
+/// half -> char (`DST` 0), uchar (1), short (2), ushort (3), int (4) or uint (5), `n` elements
+/// (a multiple of [`GRANULE`]), rounding by `vroundps`'s immediate `MODE` (0x08 nearest-even,
+/// 0x09 down, 0x0a up, 0x0b toward zero; exceptions suppressed), under OpenCL's rules: the
+/// value clamped to the destination's range, NaN to 0.
+///
+/// # Safety
+/// As [`float_to_half`] (AVX2 as well), with `2 * n` source bytes and `n * size` destination
+/// bytes.
+unsafe extern "C" fn half_to_int<const DST: u8, const MODE: i32>(
+    src: *const u8,
+    dst: *mut u8,
+    n: usize,
+) {
+    // SAFETY: the caller's contract above.
+    unsafe { half_to_int_f16c::<DST, MODE>(src, dst, n) }
+}
+
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn half_to_int_f16c<const DST: u8, const MODE: i32>(src: *const u8, dst: *mut u8, n: usize) {
+    debug_assert_eq!(n % GRANULE, 0);
+    let (lo, hi, size) = match DST {
+        0 => (-128.0, 127.0, 1),
+        1 => (0.0, 255.0, 1),
+        2 => (-32768.0, 32767.0, 2),
+        3 => (0.0, 65535.0, 2),
+        // Only an infinity lies beyond ±65504: clamped to ±65536, it is told apart below.
+        4 => (-65536.0, 65536.0, 4),
+        _ => (0.0, 65536.0, 4),
+    };
+    let (beyond_max, beyond_min) = (_mm256_set1_epi32(65536), _mm256_set1_epi32(-65536));
+    let (max, min) = match DST {
+        4 => (_mm256_set1_epi32(i32::MAX), _mm256_set1_epi32(i32::MIN)),
+        _ => (_mm256_set1_epi32(-1), _mm256_setzero_si256()),
+    };
+    let (lo, hi) = (_mm256_set1_ps(lo), _mm256_set1_ps(hi));
+    let mut i = 0;
+    while i < n {
+        for k in 0..4 {
+            let at = i + 8 * k;
+            // SAFETY: at + 8 <= n (n is a multiple of 32): the 16 bytes read lie within the
+            // `2 * n` readable source bytes and the `8 * size` written within the `size * n`
+            // destination bytes (the caller's contract); loads and stores are unaligned.
+            unsafe {
+                let f = _mm256_cvtph_ps(_mm_loadu_si128(src.add(2 * at).cast::<__m128i>()));
+                let r = _mm256_round_ps::<MODE>(f);
+                // Ordered (not NaN) lanes: all ones. maxps gives `lo` for a NaN lane; the mask
+                // then makes it 0.
+                let ordered = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_ORD_Q>(r, r));
+                let clamped = _mm256_min_ps(_mm256_max_ps(r, lo), hi);
+                let mut v = _mm256_and_si256(_mm256_cvttps_epi32(clamped), ordered);
+                if DST >= 4 {
+                    // ±infinity: the destination's MAX and MIN (uint: 0xffffffff and 0).
+                    let up = _mm256_cmpeq_epi32(v, beyond_max);
+                    let down = _mm256_cmpeq_epi32(v, beyond_min);
+                    v = _mm256_blendv_epi8(_mm256_blendv_epi8(v, max, up), min, down);
+                }
+                let q = dst.add(size * at);
+                let (v0, v1) = (_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+                match DST {
+                    0 => {
+                        let w = _mm_packs_epi32(v0, v1);
+                        _mm_storel_epi64(q.cast::<__m128i>(), _mm_packs_epi16(w, w));
+                    }
+                    1 => {
+                        let w = _mm_packs_epi32(v0, v1);
+                        _mm_storel_epi64(q.cast::<__m128i>(), _mm_packus_epi16(w, w));
+                    }
+                    2 => _mm_storeu_si128(q.cast::<__m128i>(), _mm_packs_epi32(v0, v1)),
+                    3 => _mm_storeu_si128(q.cast::<__m128i>(), _mm_packus_epi32(v0, v1)),
+                    _ => _mm256_storeu_si256(q.cast::<__m256i>(), v),
+                }
+            }
         }
         i += GRANULE;
     }
@@ -256,6 +361,44 @@ mod tests {
                     let want = crate::reference::convert_element(&conv, Rounding::Rte, v as u64);
                     let got = u16::from_le_bytes([out[2 * v], out[2 * v + 1]]);
                     assert_eq!(u64::from(got), want.bits, "{name}: {v:#x}");
+                }
+            }
+        }
+        // Every half into every destination of half_to_int in every mode, against the
+        // reference's `_sat` and plain conversions (the same bits).
+        let halves: Vec<u8> = (0..=u16::MAX).flat_map(|h| h.to_le_bytes()).collect();
+        for dst in crate::routine::HALF_TO_INT {
+            for rounding in [Rounding::Rte, Rounding::Rtn, Rounding::Rtp, Rounding::Rtz] {
+                let size = dst.bytes();
+                let mut out = vec![0u8; size * 65536];
+                let f = address(Routine::F16cHalfToInt(dst, rounding)).unwrap();
+                // SAFETY: F16C and AVX2 were detected; 65,536 is a multiple of GRANULE.
+                unsafe {
+                    let f: RoutineFn = std::mem::transmute(f);
+                    f(halves.as_ptr(), out.as_mut_ptr(), 65536);
+                }
+                for sat in ["", "_sat"] {
+                    let name = format!("convert_{}{sat}_{rounding}(half)", dst.name());
+                    let crate::request::Request::Convert(conv) =
+                        crate::request::Request::parse(&name, crate::Extensions::with_fp16())
+                            .unwrap()
+                    else {
+                        unreachable!()
+                    };
+                    for h in 0..=u16::MAX {
+                        let want =
+                            crate::reference::convert_element(&conv, Rounding::Rte, u64::from(h));
+                        let k = size * usize::from(h);
+                        let mut bytes = [0u8; 8];
+                        bytes[..size].copy_from_slice(&out[k..k + size]);
+                        let got = u64::from_le_bytes(bytes);
+                        let mask = if size == 8 {
+                            u64::MAX
+                        } else {
+                            (1u64 << (8 * size)) - 1
+                        };
+                        assert_eq!(got, want.bits & mask, "{name}: {h:#06x}");
+                    }
                 }
             }
         }

@@ -223,6 +223,14 @@ fn f16c_half_to_float(_: &BlockSpec) -> Routine {
     Routine::F16cHalfToFloat
 }
 
+fn half_to_small_int(s: &BlockSpec) -> bool {
+    s.src == ScalarType::Half && crate::routine::HALF_TO_INT.contains(&s.dst)
+}
+
+fn f16c_half_to_int(s: &BlockSpec) -> Routine {
+    Routine::F16cHalfToInt(s.dst, s.rounding)
+}
+
 fn small_int_to_half(s: &BlockSpec) -> bool {
     SmallInt::of(s.src).is_some() && s.dst == ScalarType::Half
 }
@@ -449,6 +457,13 @@ pub const RECIPES: &[Recipe] = &[
         class: Some(Class::IntToFloat),
         supports: small_int_to_half,
         body: Body::Routine(f16c_small_int_to_half),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "f16c.half_to_int",
+        class: Some(Class::FloatToInt),
+        supports: half_to_small_int,
+        body: Body::Routine(f16c_half_to_int),
         rounds_by_control: false,
     },
     Recipe {
