@@ -154,6 +154,25 @@ impl X64Flags {
     }
 }
 
+/// The table rows a JIT's batch kernels take on this machine: the ISA's, with the host routines
+/// ([`IsaFeatures::with_host_routines`], [`crate::routine`]) where this CPU runs them (on
+/// x86-64: F16C, AVX and AVX2).
+///
+/// ```
+/// use clconv::jit::{jit_features, X64Flags};
+/// let sse41 = X64Flags::Sse41.target().isa().unwrap();
+/// let features = jit_features(&*sse41).unwrap();
+/// assert!(!features.has(clconv::table::HOST_F16C)); // no AVX2 in these flags
+/// ```
+pub fn jit_features(isa: &dyn cranelift_codegen::isa::TargetIsa) -> Result<IsaFeatures, JitError> {
+    let features = IsaFeatures::of(isa).map_err(|e| JitError::Isa(e.to_string()))?;
+    Ok(if host::has_routines() {
+        features.with_host_routines()
+    } else {
+        features
+    })
+}
+
 /// Builds the Cranelift ISA for `flags` on this machine, with Cranelift's verifier off (see
 /// [`Target::isa_with_verifier`]); refuses flag sets this CPU lacks.
 pub fn host_isa(flags: X64Flags) -> Result<OwnedTargetIsa, JitError> {
@@ -354,9 +373,7 @@ impl Jit {
             .quick_isa()
             .map_err(|e| JitError::Isa(e.to_string()))?;
         let code = CodeMemory::new(libcalls::address).map_err(JitError::Isa)?;
-        let features = IsaFeatures::of(&*isa)
-            .map_err(|e| JitError::Isa(e.to_string()))?
-            .with_host_routines();
+        let features = jit_features(&*isa)?;
         Ok(Jit {
             inner: Arc::new(JitInner {
                 isa,
@@ -1115,9 +1132,7 @@ impl CodeCompiler {
         let isa_error = |e: crate::target::TargetError| JitError::Isa(e.to_string());
         let isa = flags.target().isa_with_verifier(false).map_err(isa_error)?;
         let quick_isa = flags.target().quick_isa().map_err(isa_error)?;
-        let features = IsaFeatures::of(&*isa)
-            .map_err(|e| JitError::Isa(e.to_string()))?
-            .with_host_routines();
+        let features = jit_features(&*isa)?;
         Ok(CodeCompiler {
             isa,
             quick_isa,

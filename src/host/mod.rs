@@ -47,6 +47,20 @@ pub(crate) use imp::{call_kernel, libcall, make_executable_visible, patch, reloc
 #[cfg(all(target_arch = "x86_64", unix))]
 mod f16c;
 
+/// Whether this host's CPU runs clconv's host routines (x86-64 with F16C, AVX and AVX2): the
+/// JIT lets its kernels call them only then, so that a CPU without them (a VM hiding F16C)
+/// keeps Cranelift's sequences rather than failing to install a kernel.
+pub(crate) fn has_routines() -> bool {
+    #[cfg(all(target_arch = "x86_64", unix))]
+    {
+        f16c::detected()
+    }
+    #[cfg(not(all(target_arch = "x86_64", unix)))]
+    {
+        false
+    }
+}
+
 /// The address of `routine` on this host, or `None` where the host or its CPU lacks the
 /// routine's instruction.
 pub(crate) fn routine(routine: crate::routine::Routine) -> Option<*const u8> {

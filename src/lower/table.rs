@@ -548,8 +548,8 @@ impl IsaFeatures {
     /// These features for a batch kernel the JIT compiles in this process: the host-routine
     /// guards hold where the flags imply the routine's instruction (`f16c`: AVX2, x86-64-v3,
     /// of which F16C is part; [`HOST_F16C`]), whatever this machine's CPU, so that the code a
-    /// JIT of these flags runs can be named anywhere (the ledger's fingerprints). The JIT
-    /// installs a kernel calling a routine only where the CPU has the instruction.
+    /// JIT of these flags runs can be named anywhere. The JIT and `CodeCompiler` ask for them
+    /// only where this CPU runs the routines (`clconv::jit::jit_features`).
     ///
     /// ```
     /// use clconv::table::{IsaFeatures, HOST_F16C};

@@ -24,10 +24,11 @@ pub fn show(args: &ShowArgs) -> Result<ExitCode, Usage> {
         None => (flags.name().to_string(), clconv::jit::host_isa(flags)?),
     };
     // The JIT's kernels (no --target) may call host routines; AOT objects never do.
-    let mut features = clconv::table::IsaFeatures::of(&*isa)?;
-    if args.target.get()?.is_none() {
-        features = features.with_host_routines();
-    }
+    let features = if args.target.get()?.is_none() {
+        clconv::jit::jit_features(&*isa)?
+    } else {
+        clconv::table::IsaFeatures::of(&*isa)?
+    };
     let c = clconv::kernel::compile_with_features(
         &request,
         args.layout.get()?,
