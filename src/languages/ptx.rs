@@ -311,14 +311,13 @@ pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
 /// Every `cvt` of the scalar types the ISA allows: each pair of types with the rounding
 /// modifiers it takes ([`rounding_kind`]), without and (where legal) with `.sat`, and with
 /// `.ftz` where an `.f32` is; `.relu` and `.satfinite` into .f16 and .bf16 from .f32 (`.rn` and
-/// `.rz` only); the float rules on .f32 -> .f32.
+/// `.rz` only); the same-type forms (identities, and the float rules on .f32 -> .f32).
 pub(super) fn spellings() -> Vec<String> {
     let mut out = Vec::new();
     for (d, dt) in TYPES {
         for (a, at) in TYPES {
-            if d == a {
-                continue;
-            }
+            // Same-type `cvt`s are PTX too (`cvt.s32.s32`, `cvt.ftz.sat.f32.f32`): no
+            // rounding, `.sat` and `.ftz` where the rules below allow them.
             let modes: &[&str] = match rounding_kind(at, dt) {
                 RoundingKind::Integer => &["rni.", "rzi.", "rmi.", "rpi."],
                 RoundingKind::Float => &["rn.", "rz.", "rm.", "rp."],
@@ -353,9 +352,6 @@ pub(super) fn spellings() -> Vec<String> {
             }
         }
     }
-    out.push("cvt.ftz.f32.f32".into());
-    out.push("cvt.sat.f32.f32".into());
-    out.push("cvt.ftz.sat.f32.f32".into());
     out
 }
 
