@@ -33,6 +33,18 @@ pub(crate) fn detected() -> bool {
         && std::arch::is_x86_feature_detected!("avx2")
 }
 
+/// `f::<k, imm>` with `imm` the immediate of `mode` among `[rte, rtn, rtp, rtz]`.
+macro_rules! by_mode {
+    ($mode:expr, $f:ident, $k:literal, [$rte:literal, $rtn:literal, $rtp:literal, $rtz:literal]) => {
+        match $mode {
+            Rounding::Rte => $f::<$k, $rte>,
+            Rounding::Rtn => $f::<$k, $rtn>,
+            Rounding::Rtp => $f::<$k, $rtp>,
+            Rounding::Rtz => $f::<$k, $rtz>,
+        }
+    };
+}
+
 /// The address of `routine`, or `None` where this CPU lacks its instruction (a kernel calling
 /// it is then refused at installation, never run).
 pub(crate) fn address(routine: Routine) -> Option<*const u8> {
@@ -45,48 +57,24 @@ pub(crate) fn address(routine: Routine) -> Option<*const u8> {
         Routine::F16cFloatToHalf(Rounding::Rtp) => float_to_half::<2>,
         Routine::F16cFloatToHalf(Rounding::Rtz) => float_to_half::<3>,
         Routine::F16cHalfToFloat => half_to_float,
-        Routine::F16cSmallIntToHalf(src, mode) => {
-            // The source as `int_to_half`'s SRC, the mode as `vcvtps2ph`'s immediate.
-            macro_rules! modes {
-                ($src:literal) => {
-                    match mode {
-                        Rounding::Rte => int_to_half::<$src, 0>,
-                        Rounding::Rtn => int_to_half::<$src, 1>,
-                        Rounding::Rtp => int_to_half::<$src, 2>,
-                        Rounding::Rtz => int_to_half::<$src, 3>,
-                    }
-                };
-            }
-            match src {
-                SmallInt::Char => modes!(0),
-                SmallInt::UChar => modes!(1),
-                SmallInt::Short => modes!(2),
-                SmallInt::UShort => modes!(3),
-            }
-        }
-        Routine::F16cHalfToInt(dst, mode) => {
-            // The destination as `half_to_int`'s DST (its place in HALF_TO_INT), the mode as
-            // `vroundps`'s immediate (with exceptions suppressed).
-            macro_rules! modes {
-                ($dst:literal) => {
-                    match mode {
-                        Rounding::Rte => half_to_int::<$dst, 0x08>,
-                        Rounding::Rtn => half_to_int::<$dst, 0x09>,
-                        Rounding::Rtp => half_to_int::<$dst, 0x0a>,
-                        Rounding::Rtz => half_to_int::<$dst, 0x0b>,
-                    }
-                };
-            }
-            match dst {
-                ScalarType::Char => modes!(0),
-                ScalarType::UChar => modes!(1),
-                ScalarType::Short => modes!(2),
-                ScalarType::UShort => modes!(3),
-                ScalarType::Int => modes!(4),
-                ScalarType::UInt => modes!(5),
-                _ => return None,
-            }
-        }
+        // The source or destination as the routine's first parameter, the mode as the
+        // instruction's immediate: `vcvtps2ph`'s (0 nearest-even, 1 down, 2 up, 3 toward zero),
+        // `vroundps`'s (the same, exceptions suppressed: 0x08 to 0x0b).
+        Routine::F16cSmallIntToHalf(src, mode) => match src {
+            SmallInt::Char => by_mode!(mode, int_to_half, 0, [0, 1, 2, 3]),
+            SmallInt::UChar => by_mode!(mode, int_to_half, 1, [0, 1, 2, 3]),
+            SmallInt::Short => by_mode!(mode, int_to_half, 2, [0, 1, 2, 3]),
+            SmallInt::UShort => by_mode!(mode, int_to_half, 3, [0, 1, 2, 3]),
+        },
+        Routine::F16cHalfToInt(dst, mode) => match dst {
+            ScalarType::Char => by_mode!(mode, half_to_int, 0, [0x08, 0x09, 0x0a, 0x0b]),
+            ScalarType::UChar => by_mode!(mode, half_to_int, 1, [0x08, 0x09, 0x0a, 0x0b]),
+            ScalarType::Short => by_mode!(mode, half_to_int, 2, [0x08, 0x09, 0x0a, 0x0b]),
+            ScalarType::UShort => by_mode!(mode, half_to_int, 3, [0x08, 0x09, 0x0a, 0x0b]),
+            ScalarType::Int => by_mode!(mode, half_to_int, 4, [0x08, 0x09, 0x0a, 0x0b]),
+            ScalarType::UInt => by_mode!(mode, half_to_int, 5, [0x08, 0x09, 0x0a, 0x0b]),
+            _ => return None,
+        },
     };
     Some(f as *const u8)
 }
