@@ -9,9 +9,9 @@
 
 use super::syntax;
 use super::{construct, nearest_even, reinterpret, ConstructorRules, Language};
-use crate::request::{Request, RequestError};
+use crate::request::{Reinterpretation, Request, RequestError};
 use crate::rules::Rules;
-use crate::types::{ScalarType, VectorType, Width};
+use crate::types::{Extensions, ScalarType, VectorType, Width};
 
 pub(super) const RULES: ConstructorRules = ConstructorRules {
     float_to_int: Rules::OPENCL,
@@ -92,14 +92,25 @@ pub(super) fn spellings() -> Vec<String> {
                 let s = syntax::suffixed_name(VectorType::new(src, width), &SCALARS);
                 if let (Some(d), Some(s)) = (d, s) {
                     out.push(format!("static_cast<{d}>({s})"));
-                    if VectorType::new(dst, width).byte_size()
-                        == VectorType::new(src, width).byte_size()
-                        && dst != src
-                        && !dst.is_bool()
-                        && !src.is_bool()
-                    {
-                        out.push(format!("as_type<{d}>({s})"));
-                    }
+                }
+            }
+        }
+    }
+    // `as_type` takes "any scalar or vector data type ... of the same size" (section 2.14), so
+    // across component counts (`as_type<long>(float2)`) and to its own type; a 3-component
+    // vector has the size of 4 components in Metal as in OpenCL.
+    let types = || {
+        [Width::W1, Width::W2, Width::W3, Width::W4]
+            .into_iter()
+            .flat_map(|w| SCALARS.map(|(_, t)| VectorType::new(t, w)))
+    };
+    for dst in types() {
+        for src in types() {
+            if Reinterpretation::new(src, dst, Extensions::with_fp16()).is_ok() {
+                let d = syntax::suffixed_name(dst, &SCALARS);
+                let s = syntax::suffixed_name(src, &SCALARS);
+                if let (Some(d), Some(s)) = (d, s) {
+                    out.push(format!("as_type<{d}>({s})"));
                 }
             }
         }
