@@ -1061,7 +1061,7 @@ fn describe_vector(ty: crate::types::VectorType, layout: Layout) -> String {
     )
 }
 
-/// The C type of one element (`half`, `bfloat` and the 8-bit floats: their bits; bool: a
+/// The C type of one element (`half`, `bfloat`, the 8-bit floats and the narrow formats: their bits; bool: a
 /// byte, 0 false and any other true, not C's `bool`, for which a byte but 0 or 1 is undefined).
 fn c_type(t: ScalarType) -> &'static str {
     match t {
@@ -1076,6 +1076,13 @@ fn c_type(t: ScalarType) -> &'static str {
         ScalarType::Half | ScalarType::BFloat => "uint16_t",
         ScalarType::Float => "float",
         ScalarType::Double => "double",
-        ScalarType::Fp8E4M3 | ScalarType::Fp8E5M2 | ScalarType::Bool => "uint8_t",
+        ScalarType::Fp8E4M3
+        | ScalarType::Fp8E5M2
+        | ScalarType::Fp4E2M1
+        | ScalarType::Fp6E2M3
+        | ScalarType::Fp6E3M2
+        | ScalarType::Fp8E4M3Fnuz
+        | ScalarType::Fp8E5M2Fnuz
+        | ScalarType::Bool => "uint8_t",
     }
 }

@@ -104,6 +104,30 @@ pub enum RequestError {
         /// The destination type.
         dst: VectorType,
     },
+    /// A narrow format ([`ScalarType::NARROW`]) with a type it does not convert to or from.
+    #[error("{narrow} converts to and from half, float, double and bfloat only, not {other}: convert through float, e.g. `convert_float({narrow})`")]
+    NarrowPartner {
+        /// The narrow format.
+        narrow: ScalarType,
+        /// The other type.
+        other: ScalarType,
+    },
+    /// `as_` to or from a narrow format, whose elements clconv holds as codes in bytes.
+    #[error("as_{dst}({src}): clconv does not reinterpret {narrow}, whose elements it holds as codes in the low bits of bytes: read the buffer as uchar")]
+    NarrowBits {
+        /// The source type.
+        src: VectorType,
+        /// The destination type.
+        dst: VectorType,
+        /// The narrow format.
+        narrow: ScalarType,
+    },
+    /// A language's rule (`_satsrc`, `_ftz`, `_relu`, ...) on a conversion of a narrow format.
+    #[error("a conversion to or from {narrow} takes `_sat` and a rounding mode only, not `_satsrc`, `_satmsb`, `_trap`, `_ftz`, `_clamp01`, `_relu` or `_nancanon`")]
+    NarrowModifier {
+        /// The narrow format.
+        narrow: ScalarType,
+    },
     /// Source and destination element counts differ.
     #[error("convert_{dst} takes a source with {} components, but {src} has {}: use convert_{}({src}), or convert a {} source", dst.lanes(), src.lanes(), VectorType::new(dst.elem, src.width), VectorType::new(src.elem, dst.width))]
     ElementCountMismatch {
@@ -210,6 +234,14 @@ impl Conversion {
         }
         if (src.elem.is_bool() || dst.elem.is_bool()) && (saturate || rounding.is_some()) {
             return Err(RequestError::BoolModifier { src, dst });
+        }
+        let narrow = [(src.elem, dst.elem), (dst.elem, src.elem)]
+            .into_iter()
+            .find(|(n, o)| n.is_narrow() && n != o);
+        if let Some((narrow, other)) = narrow {
+            if !ScalarType::NARROW_PARTNERS.contains(&other) {
+                return Err(RequestError::NarrowPartner { narrow, other });
+            }
         }
         Ok(Conversion {
             src,
@@ -417,13 +449,54 @@ impl Conversion {
     /// ```
     /// use clconv::{Conversion, Extensions};
     /// let all = Conversion::beyond_opencl(Extensions::with_fp16());
-    /// assert_eq!(all.len(), 720 + 174);
+    /// assert_eq!(all.len(), 720 + 174 + 2250);
     /// assert!(all.iter().any(|c| c.to_string() == "convert_int_satsrc(float)"));
     /// assert!(all.iter().any(|c| c.to_string() == "convert_long_satmsb_rte(float)"));
     /// ```
     pub fn beyond_opencl(ext: Extensions) -> Vec<Conversion> {
         let mut out = Conversion::under_other_rules(ext);
         out.extend(Conversion::with_bool(ext));
+        out.extend(Conversion::with_narrow(ext));
+        out
+    }
+
+    /// Every conversion of a narrow format ([`ScalarType::NARROW`]): to and from each of
+    /// half (with `cl_khr_fp16`), float, double and bfloat, and to itself, at every width,
+    /// with and without `_sat` where the destination takes it, and every rounding modifier.
+    ///
+    /// ```
+    /// use clconv::{Conversion, Extensions};
+    /// let n = Conversion::with_narrow(Extensions::with_fp16());
+    /// // Into each (4 partners and itself, _sat or not), out of it (bfloat takes _sat):
+    /// // 6 widths, 5 roundings.
+    /// assert_eq!(n.len(), 5 * (5 * 2 + 3 + 2) * 6 * 5);
+    /// assert!(n.iter().any(|c| c.to_string() == "convert_fp4e2m1x4_sat_rte(float4)"));
+    /// assert!(n.iter().any(|c| c.to_string() == "convert_bfloat16_sat(fp8e4m3fnuzx16)"));
+    /// ```
+    pub fn with_narrow(ext: Extensions) -> Vec<Conversion> {
+        let mut pairs = Vec::new();
+        for t in ScalarType::NARROW {
+            pairs.push((t, t));
+            for p in ScalarType::NARROW_PARTNERS {
+                if ext.fp16 || p != ScalarType::Half {
+                    pairs.push((p, t));
+                    pairs.push((t, p));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for (src, dst) in pairs {
+            for width in Width::ALL {
+                let (s, d) = (VectorType::new(src, width), VectorType::new(dst, width));
+                for saturate in [false, true] {
+                    for rounding in [None].into_iter().chain(Rounding::ALL.map(Some)) {
+                        if let Ok(c) = Conversion::new(s, d, saturate, rounding, ext) {
+                            out.push(c);
+                        }
+                    }
+                }
+            }
+        }
         out
     }
 
@@ -522,6 +595,9 @@ impl Reinterpretation {
         check_half(dst, ext)?;
         if src.elem.is_bool() || dst.elem.is_bool() {
             return Err(RequestError::BoolBits { src, dst });
+        }
+        if let Some(narrow) = [src.elem, dst.elem].into_iter().find(|t| t.is_narrow()) {
+            return Err(RequestError::NarrowBits { src, dst, narrow });
         }
         if src.byte_size() != dst.byte_size() {
             return Err(RequestError::SizeMismatch { src, dst });

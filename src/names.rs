@@ -678,11 +678,14 @@ pub(crate) fn parse_type_in(
 /// Parses a type as written: `float`, `uchar4`. `text` is the whole token (letters, digits and
 /// possibly `_`); anything but a known type followed by a legal width is an error.
 fn parse_type(text: &str, ctx: &Ctx) -> Result<VectorType, RequestError> {
-    // The 8-bit floats' names end in a digit: their width follows an `x` (`fp8e4m3x4`).
+    // The small floats' names have digits: their width follows an `x` (`fp8e4m3x4`,
+    // `fp8e4m3fnuzx4`). The longest name that begins the text is the type.
     if let Some(elem) = ScalarType::ALL
         .into_iter()
-        .filter(|t| t.name().ends_with(|c: char| c.is_ascii_digit()))
-        .find(|t| text.starts_with(t.name()))
+        .chain(ScalarType::NARROW)
+        .filter(|t| t.name().contains(|c: char| c.is_ascii_digit()))
+        .filter(|t| text.starts_with(t.name()))
+        .max_by_key(|t| t.name().len())
     {
         let rest = &text[elem.name().len()..];
         let width = match rest.strip_prefix('x') {
@@ -696,7 +699,7 @@ fn parse_type(text: &str, ctx: &Ctx) -> Result<VectorType, RequestError> {
                 name: shorten(text),
                 input: ctx.echo(),
                 hint: format!(
-                    "; `{elem}` vectors put the width after an `x`, since the name ends in a \
+                    "; `{elem}` vectors put the width after an `x`, since the name has a \
                      digit: `{elem}x2`, `{elem}x3`, `{elem}x4`, `{elem}x8` or `{elem}x16`"
                 ),
             }),
@@ -909,6 +912,7 @@ fn parse_param(text: &str) -> Result<VectorType, String> {
 fn element_code(text: &str) -> Option<(ScalarType, usize)> {
     ScalarType::ALL
         .into_iter()
+        .chain(ScalarType::NARROW)
         .chain([ScalarType::Bool])
         .find(|t| text.starts_with(t.mangled_code()))
         .map(|t| (t, t.mangled_code().len()))

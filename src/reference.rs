@@ -63,6 +63,9 @@
 //! ```
 
 pub mod arith;
+mod narrow;
+
+pub use narrow::{narrow_value, round_to_narrow};
 
 use crate::buffer::{self, BufferError};
 use crate::chain::{Chain, Step};
@@ -340,6 +343,8 @@ impl ElementConverter {
         };
         let kernel: Kernel = if src == dst {
             identity
+        } else if let Some(kernel) = narrow::kernel(src, dst) {
+            kernel
         } else if src.is_bool() {
             if dst.is_float() {
                 for_format!(dst, F => from_bool::<F> as Kernel)

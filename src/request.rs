@@ -10,6 +10,7 @@
 pub use crate::conversion::{Builtin, Conversion, Reinterpretation, RequestError};
 
 use crate::chain::Chain;
+use crate::rules::Rules;
 use crate::types::{Extensions, ScalarType, VectorType, Width};
 use std::fmt;
 
@@ -151,8 +152,16 @@ impl Builtin {
                 saturate,
                 rounding,
                 rules,
-            } => Conversion::new(src, dst, saturate, rounding, ext)
-                .map(|c| Request::Convert(c.with_rules(rules))),
+            } => {
+                let c = Conversion::new(src, dst, saturate, rounding, ext)?.with_rules(rules);
+                let narrow = [src.elem, dst.elem].into_iter().find(|t| t.is_narrow());
+                match narrow {
+                    Some(narrow) if c.rules() != Rules::OPENCL => {
+                        Err(RequestError::NarrowModifier { narrow })
+                    }
+                    _ => Ok(Request::Convert(c)),
+                }
+            }
             Builtin::Reinterpret { dst } => {
                 Reinterpretation::new(src, dst, ext).map(Request::Reinterpret)
             }

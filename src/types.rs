@@ -52,6 +52,23 @@ pub enum ScalarType {
     /// `fp8e5m2`: OCP 8-bit E5M2: 5 exponent bits (bias 15), 2 fraction bits, IEEE-754's
     /// infinities and NaNs, largest finite 57344. Vectors are spelled `fp8e5m2x4`.
     Fp8E5M2,
+    /// `fp4e2m1`: OCP Microscaling's FP4 E2M1 (ml_dtypes' `float4_e2m1fn`): 2 exponent bits
+    /// (bias 1), 1 fraction bit, no infinity and no NaN; the values 0, 0.5, 1, 1.5, 2, 3, 4, 6
+    /// and their negatives. One element per byte, in its low 4 bits (sign at bit 3); the high
+    /// bits are ignored when read and zero when written. Vectors: `fp4e2m1x4`.
+    Fp4E2M1,
+    /// `fp6e2m3`: OCP Microscaling's FP6 E2M3: 2 exponent bits (bias 1), 3 fraction bits, no
+    /// infinity and no NaN, largest 7.5. One element per byte, in its low 6 bits.
+    Fp6E2M3,
+    /// `fp6e3m2`: OCP Microscaling's FP6 E3M2: 3 exponent bits (bias 3), 2 fraction bits, no
+    /// infinity and no NaN, largest 28. One element per byte, in its low 6 bits.
+    Fp6E3M2,
+    /// `fp8e4m3fnuz`: the 8-bit E4M3 of AMD's and Graphcore's hardware (LLVM's
+    /// `Float8E4M3FNUZ`): bias 8, no infinity, no negative zero, one NaN 0x80; largest 240.
+    Fp8E4M3Fnuz,
+    /// `fp8e5m2fnuz`: the 8-bit E5M2 with bias 16, no infinity, no negative zero, one NaN 0x80
+    /// (LLVM's `Float8E5M2FNUZ`); largest 57344.
+    Fp8E5M2Fnuz,
     /// `bool`: a truth value, what every shader language converts to and from (WGSL's
     /// `bool(e)`, GLSL's `bvec4(v)`, HLSL's `(bool)x`). Not a number: converting a number to
     /// bool gives false for zero (`-0.0` included) and true for everything else (NaN included);
@@ -128,6 +145,26 @@ impl ScalarType {
         ScalarType::Fp8E5M2,
     ];
 
+    /// The formats of 2026's machine learning that clconv converts to and from half, float,
+    /// double and bfloat only ([`ScalarType::is_narrow`]): OCP Microscaling's FP4 and FP6
+    /// element types and the FNUZ 8-bit floats. They are not in [`ScalarType::ALL`], whose
+    /// every pair converts.
+    pub const NARROW: [ScalarType; 5] = [
+        ScalarType::Fp4E2M1,
+        ScalarType::Fp6E2M3,
+        ScalarType::Fp6E3M2,
+        ScalarType::Fp8E4M3Fnuz,
+        ScalarType::Fp8E5M2Fnuz,
+    ];
+
+    /// The types a narrow format ([`ScalarType::NARROW`]) converts to and from.
+    pub const NARROW_PARTNERS: [ScalarType; 4] = [
+        ScalarType::Half,
+        ScalarType::Float,
+        ScalarType::Double,
+        ScalarType::BFloat,
+    ];
+
     /// OpenCL C's eleven scalar types (what SPIR-V's OpenCL environment and OpenCL C know).
     pub const OPENCL: [ScalarType; 11] = [
         ScalarType::Char,
@@ -161,6 +198,11 @@ impl ScalarType {
             ScalarType::BFloat => "bfloat",
             ScalarType::Fp8E4M3 => "fp8e4m3",
             ScalarType::Fp8E5M2 => "fp8e5m2",
+            ScalarType::Fp4E2M1 => "fp4e2m1",
+            ScalarType::Fp6E2M3 => "fp6e2m3",
+            ScalarType::Fp6E3M2 => "fp6e3m2",
+            ScalarType::Fp8E4M3Fnuz => "fp8e4m3fnuz",
+            ScalarType::Fp8E5M2Fnuz => "fp8e5m2fnuz",
             ScalarType::Bool => "bool",
         }
     }
@@ -169,13 +211,15 @@ impl ScalarType {
     pub fn from_name(name: &str) -> Option<ScalarType> {
         ScalarType::ALL
             .into_iter()
+            .chain(ScalarType::NARROW)
             .chain([ScalarType::Bool])
             .find(|t| t.name() == name)
     }
 
     /// The Itanium mangling code of the type as a parameter: `c h s t i j l m Dh f d`; Clang's
     /// `DF16b` for bfloat (`__bf16`), and vendor-extended `u7fp8e4m3`, `u7fp8e5m2` for the 8-bit
-    /// floats.
+    /// floats and `u7fp4e2m1`, `u7fp6e2m3`, `u7fp6e3m2`, `u11fp8e4m3fnuz`, `u11fp8e5m2fnuz`
+    /// for the narrow formats.
     pub const fn mangled_code(self) -> &'static str {
         match self {
             ScalarType::Char => "c",
@@ -192,17 +236,28 @@ impl ScalarType {
             ScalarType::BFloat => "DF16b",
             ScalarType::Fp8E4M3 => "u7fp8e4m3",
             ScalarType::Fp8E5M2 => "u7fp8e5m2",
+            ScalarType::Fp4E2M1 => "u7fp4e2m1",
+            ScalarType::Fp6E2M3 => "u7fp6e2m3",
+            ScalarType::Fp6E3M2 => "u7fp6e3m2",
+            ScalarType::Fp8E4M3Fnuz => "u11fp8e4m3fnuz",
+            ScalarType::Fp8E5M2Fnuz => "u11fp8e5m2fnuz",
             ScalarType::Bool => "b",
         }
     }
 
-    /// Width in bits: 8, 16, 32 or 64 (a bool's byte in a buffer: 8).
+    /// Width in bits in a buffer: 8, 16, 32 or 64 (a bool's byte, and an FP4 or FP6 element's
+    /// byte: 8).
     pub const fn bits(self) -> u32 {
         match self {
             ScalarType::Char
             | ScalarType::UChar
             | ScalarType::Fp8E4M3
             | ScalarType::Fp8E5M2
+            | ScalarType::Fp4E2M1
+            | ScalarType::Fp6E2M3
+            | ScalarType::Fp6E3M2
+            | ScalarType::Fp8E4M3Fnuz
+            | ScalarType::Fp8E5M2Fnuz
             | ScalarType::Bool => 8,
             ScalarType::Short | ScalarType::UShort | ScalarType::Half | ScalarType::BFloat => 16,
             ScalarType::Int | ScalarType::UInt | ScalarType::Float => 32,
@@ -216,7 +271,7 @@ impl ScalarType {
     }
 
     /// True for the floating-point types: `half`, `float`, `double`, `bfloat`, `fp8e4m3`,
-    /// `fp8e5m2`.
+    /// `fp8e5m2` and the narrow formats.
     pub const fn is_float(self) -> bool {
         matches!(
             self,
@@ -226,6 +281,26 @@ impl ScalarType {
                 | ScalarType::BFloat
                 | ScalarType::Fp8E4M3
                 | ScalarType::Fp8E5M2
+        ) || self.is_narrow()
+    }
+
+    /// True for the narrow formats ([`ScalarType::NARROW`]): FP4 E2M1, FP6 E2M3 and E3M2,
+    /// E4M3FNUZ, E5M2FNUZ.
+    ///
+    /// ```
+    /// use clconv::ScalarType;
+    /// assert!(ScalarType::Fp4E2M1.is_narrow());
+    /// assert!(!ScalarType::Fp8E4M3.is_narrow());
+    /// assert_eq!(ScalarType::from_name("fp6e3m2"), Some(ScalarType::Fp6E3M2));
+    /// ```
+    pub const fn is_narrow(self) -> bool {
+        matches!(
+            self,
+            ScalarType::Fp4E2M1
+                | ScalarType::Fp6E2M3
+                | ScalarType::Fp6E3M2
+                | ScalarType::Fp8E4M3Fnuz
+                | ScalarType::Fp8E5M2Fnuz
         )
     }
 
@@ -243,7 +318,7 @@ impl ScalarType {
         matches!(
             self,
             ScalarType::BFloat | ScalarType::Fp8E4M3 | ScalarType::Fp8E5M2
-        )
+        ) || self.is_narrow()
     }
 
     /// True for the eight integer types.
@@ -412,8 +487,8 @@ impl fmt::Display for VectorType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.width {
             Width::W1 => write!(f, "{}", self.elem),
-            // A name that ends in a digit takes its width after an `x`: `fp8e4m3x4`.
-            w if self.elem.name().ends_with(|c: char| c.is_ascii_digit()) => {
+            // A name with a digit takes its width after an `x`: `fp8e4m3x4`, `fp8e4m3fnuzx4`.
+            w if self.elem.name().contains(|c: char| c.is_ascii_digit()) => {
                 write!(f, "{}x{}", self.elem, w.lanes())
             }
             w => write!(f, "{}{}", self.elem, w.lanes()),

@@ -32,10 +32,13 @@ fn round_trip_opencl_spelling_whole_matrix() {
 fn every_named_request_is_listed_and_every_listed_one_parses() {
     for ext in [FP16, NO_FP16] {
         let mut accepted = BTreeSet::new();
-        // Every type clconv names, bool included.
+        // Every type clconv names, bool and the narrow formats included.
         let types = || {
+            let others = clconv::ScalarType::NARROW
+                .into_iter()
+                .chain([clconv::ScalarType::Bool]);
             VectorType::all()
-                .chain(clconv::Width::ALL.map(|w| VectorType::new(clconv::ScalarType::Bool, w)))
+                .chain(others.flat_map(|t| clconv::Width::ALL.map(move |w| VectorType::new(t, w))))
         };
         for dst in types() {
             for src in types().filter(|s| s.width == dst.width) {
@@ -91,10 +94,11 @@ fn round_trip_builtins() {
     // 14 destinations x 6 widths x (10 choices for the integers and for bfloat, fp8e4m3 and
     // fp8e5m2, which take _sat; 5 for half, float, double), plus 84 as_, plus `_satsrc` (WGSL's
     // clamp) on the 6 integer destinations it moves: short ... ulong, and `_satmsb` (PTX's NaN
-    // rule) on all 8; and `convert_bool<n>`, 6.
+    // rule) on all 8; and `convert_bool<n>`, 6; and the 5 narrow formats, which take _sat, 6
+    // widths x 10.
     assert_eq!(
         builtins.len(),
-        8 * 6 * 10 + 3 * 6 * 5 + 3 * 6 * 10 + 84 + 6 * 6 * 5 + 8 * 6 * 5 + 6
+        8 * 6 * 10 + 3 * 6 * 5 + 3 * 6 * 10 + 84 + 6 * 6 * 5 + 8 * 6 * 5 + 6 + 5 * 6 * 10
     );
     for b in builtins {
         assert_eq!(Builtin::parse(&b.to_string(), FP16), Ok(b), "{b}");

@@ -36,6 +36,7 @@
 
 use super::block::BlockSpec;
 use super::lanes::{each_pair, low_dwords};
+use super::narrow::{self, Narrow};
 use super::small_float::{self, SmallFloat};
 use super::values::bitcast_le;
 use crate::types::{Rounding, ScalarType};
@@ -57,21 +58,27 @@ pub fn emit(
 ) -> Value {
     use ScalarType::{Double, Float};
     let (small_src, small_dst) = (SmallFloat::of(src), SmallFloat::of(dst));
-    if small_src.is_some() || small_dst.is_some() {
+    let (narrow_src, narrow_dst) = (Narrow::of(src), Narrow::of(dst));
+    if small_src.is_some() || small_dst.is_some() || narrow_src.is_some() || narrow_dst.is_some() {
         // Source to float (exact); a double rounded to odd, which keeps the final rounding
         // exact (24 bits >= the destination's 11 + 2).
-        let f_bits = match (src, small_src) {
-            (_, Some(fmt)) => {
+        let f_bits = match (src, small_src, narrow_src) {
+            (_, Some(fmt), _) => {
                 let f = small_float::to_f32(b, fmt, x);
                 bitcast_le(b, types::I32, f)
             }
-            (Float, None) => bitcast_le(b, types::I32, x),
-            (_, None) => demote_f64_to_odd_bits(b, x),
+            (_, _, Some(fmt)) => {
+                let f = narrow::to_f32(b, fmt, x);
+                bitcast_le(b, types::I32, f)
+            }
+            (Float, None, None) => bitcast_le(b, types::I32, x),
+            (_, None, None) => demote_f64_to_odd_bits(b, x),
         };
-        return match (dst, small_dst) {
-            (_, Some(fmt)) => small_float::from_f32_bits(b, fmt, f_bits, rounding, saturate),
-            (Float, None) => bitcast_le(b, types::F32, f_bits),
-            (_, None) => {
+        return match (dst, small_dst, narrow_dst) {
+            (_, Some(fmt), _) => small_float::from_f32_bits(b, fmt, f_bits, rounding, saturate),
+            (_, _, Some(fmt)) => narrow::from_f32_bits(b, fmt, f_bits, rounding, saturate),
+            (Float, None, None) => bitcast_le(b, types::F32, f_bits),
+            (_, None, None) => {
                 let f = bitcast_le(b, types::F32, f_bits);
                 promote_f32(b, f)
             }

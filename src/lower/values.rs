@@ -22,6 +22,11 @@ pub fn element_type(t: ScalarType) -> Type {
         | ScalarType::UChar
         | ScalarType::Fp8E4M3
         | ScalarType::Fp8E5M2
+        | ScalarType::Fp4E2M1
+        | ScalarType::Fp6E2M3
+        | ScalarType::Fp6E3M2
+        | ScalarType::Fp8E4M3Fnuz
+        | ScalarType::Fp8E5M2Fnuz
         | ScalarType::Bool => types::I8,
         ScalarType::Short | ScalarType::UShort | ScalarType::Half | ScalarType::BFloat => {
             types::I16

@@ -1642,6 +1642,19 @@ fn fill(src: &mut [u8], expected: &mut [u8], start: u64, n: usize, fast: &FastCo
         }
     }
     let fast = *fast;
+    // The narrow formats' conversions: the types at run time (their sweeps are few).
+    if fast.src.is_narrow() || fast.dst.is_narrow() {
+        let f = |x| fast.convert(x);
+        return match (fast.src.bytes(), fast.dst.bytes()) {
+            (1, 1) => typed::<1, 1>(src, expected, start, n, f),
+            (1, 2) => typed::<1, 2>(src, expected, start, n, f),
+            (1, 4) => typed::<1, 4>(src, expected, start, n, f),
+            (1, _) => typed::<1, 8>(src, expected, start, n, f),
+            (2, _) => typed::<2, 1>(src, expected, start, n, f),
+            (4, _) => typed::<4, 1>(src, expected, start, n, f),
+            (_, _) => typed::<8, 1>(src, expected, start, n, f),
+        };
+    }
     macro_rules! to_each_destination {
         ($src_type:ident, $sb:literal) => {
             match fast.dst {
@@ -1765,6 +1778,11 @@ fn fill(src: &mut [u8], expected: &mut [u8], start: u64, n: usize, fast: &FastCo
                     }
                     .convert(x)
                 }),
+                ScalarType::Fp4E2M1
+                | ScalarType::Fp6E2M3
+                | ScalarType::Fp6E3M2
+                | ScalarType::Fp8E4M3Fnuz
+                | ScalarType::Fp8E5M2Fnuz => unreachable!("the narrow formats return above"),
             }
         };
     }
@@ -1784,6 +1802,11 @@ fn fill(src: &mut [u8], expected: &mut [u8], start: u64, n: usize, fast: &FastCo
         ScalarType::Fp8E4M3 => to_each_destination!(Fp8E4M3, 1),
         ScalarType::Fp8E5M2 => to_each_destination!(Fp8E5M2, 1),
         ScalarType::Bool => to_each_destination!(Bool, 1),
+        ScalarType::Fp4E2M1
+        | ScalarType::Fp6E2M3
+        | ScalarType::Fp6E3M2
+        | ScalarType::Fp8E4M3Fnuz
+        | ScalarType::Fp8E5M2Fnuz => unreachable!("the narrow formats return above"),
     }
 }
 

@@ -109,12 +109,7 @@ impl FastConverter {
                         magnitude: v.unsigned_abs() as u64,
                         exp2: 0,
                     };
-                    let fmt = Fmt {
-                        m,
-                        e,
-                        nan_only: nan_only(src),
-                        saturate: false,
-                    };
+                    let fmt = Fmt::of(src, m, e, false);
                     integer_of(decode(src, to_float(value, fmt, Rounding::Rtz)))
                 };
                 (
@@ -227,12 +222,7 @@ impl FastConverter {
             };
             return match float_format(self.dst) {
                 Some((m, e)) => {
-                    let fmt = Fmt {
-                        m,
-                        e,
-                        nan_only: nan_only(self.dst),
-                        saturate: false,
-                    };
+                    let fmt = Fmt::of(self.dst, m, e, false);
                     to_float(one, fmt, Rounding::Rte)
                 }
                 None => u64::from(bits != 0),
@@ -245,13 +235,11 @@ impl FastConverter {
         }
         match float_format(self.dst) {
             Some((m, e)) => {
-                let fmt = Fmt {
-                    m,
-                    e,
-                    nan_only: nan_only(self.dst),
-                    saturate: self.saturate,
-                };
-                self.finish(to_float(value, fmt, self.rounding))
+                let fmt = Fmt::of(self.dst, m, e, self.saturate);
+                match narrow_format(self.dst) {
+                    Some(narrow) => to_narrow(value, fmt, narrow, self.rounding),
+                    None => self.finish(to_float(value, fmt, self.rounding)),
+                }
             }
             None if matches!(value, Value::Nan { .. }) && self.src.is_float() => self.nan,
             None => to_int(
@@ -352,6 +340,11 @@ fn float_format(t: ScalarType) -> Option<(u32, u32)> {
         ScalarType::BFloat => Some((7, 8)),
         ScalarType::Fp8E4M3 => Some((3, 4)),
         ScalarType::Fp8E5M2 => Some((2, 5)),
+        ScalarType::Fp4E2M1 => Some((1, 2)),
+        ScalarType::Fp6E2M3 => Some((3, 2)),
+        ScalarType::Fp6E3M2 => Some((2, 3)),
+        ScalarType::Fp8E4M3Fnuz => Some((3, 4)),
+        ScalarType::Fp8E5M2Fnuz => Some((2, 5)),
         _ => None,
     }
 }
@@ -367,10 +360,80 @@ fn nan_only(t: ScalarType) -> bool {
 struct Fmt {
     m: u32,
     e: u32,
+    /// The exponent bias: IEEE-754's `2^(e-1) - 1`, or a narrow format's own.
+    bias: i32,
     nan_only: bool,
+    /// The narrow formats: every code but the FNUZ NaN is finite (no infinity, and no NaN in
+    /// the all-ones exponent).
+    finite_only: bool,
     /// `_sat` (bfloat and the 8-bit floats): beyond the largest finite value, infinities
     /// included, that value of the sign.
     saturate: bool,
+}
+
+impl Fmt {
+    fn of(t: ScalarType, m: u32, e: u32, saturate: bool) -> Fmt {
+        Fmt {
+            m,
+            e,
+            bias: narrow_format(t).map_or((1i32 << (e - 1)) - 1, |n| n.bias),
+            nan_only: nan_only(t),
+            finite_only: narrow_format(t).is_some(),
+            saturate,
+        }
+    }
+}
+
+/// A narrow format's own fields beyond (mantissa, exponent) bits, from its definition: OCP MX
+/// v1.0 5.3.3 for FP4 E2M1 (bias 1), FP6 E2M3 (bias 1) and E3M2 (bias 3), every code finite;
+/// LLVM's `Float8E4M3FNUZ` (bias 8) and `Float8E5M2FNUZ` (bias 16): 0x80 the only NaN, no
+/// negative zero, no infinity.
+#[derive(Clone, Copy)]
+struct Narrow {
+    bias: i32,
+    fnuz: bool,
+}
+
+fn narrow_format(t: ScalarType) -> Option<Narrow> {
+    let (bias, fnuz) = match t {
+        ScalarType::Fp4E2M1 | ScalarType::Fp6E2M3 => (1, false),
+        ScalarType::Fp6E3M2 => (3, false),
+        ScalarType::Fp8E4M3Fnuz => (8, true),
+        ScalarType::Fp8E5M2Fnuz => (16, true),
+        _ => return None,
+    };
+    Some(Narrow { bias, fnuz })
+}
+
+/// A value rounded into a narrow format: IEEE-754's rounding with the format's range, then
+/// the formats' rules (clconv's reference, `src/reference/narrow.rs`): FP4 and FP6 give the
+/// largest value of the sign for every overflow and infinity and the largest positive value
+/// for NaN; the FNUZ formats give their NaN (0x80) for NaN and where IEEE-754 gives an
+/// infinity (the largest value of the sign under `_sat`), and +0 for every zero.
+#[inline(always)]
+fn to_narrow(value: Value, fmt: Fmt, narrow: Narrow, mode: Rounding) -> u64 {
+    let sign_bit = 1u64 << (fmt.m + fmt.e);
+    let (max, beyond_max) = beyond(fmt);
+    let nan = if narrow.fnuz { sign_bit } else { max };
+    let sign = |negative: bool| if negative { sign_bit } else { 0 };
+    match value {
+        Value::Nan { .. } => nan,
+        Value::Infinite { negative } if narrow.fnuz && !fmt.saturate => {
+            let _ = negative;
+            nan
+        }
+        Value::Infinite { negative } => sign(negative) | max,
+        Value::Finite {
+            negative,
+            magnitude,
+            exp2,
+        } => match round_to_format(negative, magnitude, exp2, fmt, mode) {
+            0 if narrow.fnuz => 0,
+            r if r == beyond_max && narrow.fnuz && !fmt.saturate => nan,
+            r if r == beyond_max => sign(negative) | max,
+            r => sign(negative) | r,
+        },
+    }
 }
 
 /// The integer a finite, integral `value` is.
@@ -399,6 +462,33 @@ fn integer_of(value: Value) -> i128 {
 
 #[inline(always)]
 fn decode(src: ScalarType, bits: u64) -> Value {
+    if let (Some((m, e)), Some(narrow)) = (float_format(src), narrow_format(src)) {
+        // A narrow code: the low m + e + 1 bits (the rest of the byte ignored), every code
+        // finite but the FNUZ NaN 0x80, read as the partners' NaN with the sign bit set.
+        let bits = bits & mask(m + e + 1);
+        let negative = bits >> (m + e) == 1;
+        let exp = (bits >> m) & mask(e);
+        let mantissa = bits & mask(m);
+        return if narrow.fnuz && bits == 1 << (m + e) {
+            Value::Nan {
+                negative: true,
+                mantissa: 0,
+                mantissa_bits: m,
+            }
+        } else if exp == 0 {
+            Value::Finite {
+                negative,
+                magnitude: mantissa,
+                exp2: 1 - narrow.bias - m as i32,
+            }
+        } else {
+            Value::Finite {
+                negative,
+                magnitude: mantissa | 1 << m,
+                exp2: exp as i32 - narrow.bias - m as i32,
+            }
+        };
+    }
     if let Some((m, e)) = float_format(src) {
         let negative = (bits >> (m + e)) & 1 == 1;
         let exp = (bits >> m) & mask(e);
@@ -557,7 +647,10 @@ fn to_float(value: Value, fmt: Fmt, mode: Rounding) -> u64 {
 /// gives (infinity; E4M3's NaN).
 fn beyond(fmt: Fmt) -> (u64, u64) {
     let Fmt { m, e, nan_only, .. } = fmt;
-    if nan_only {
+    if fmt.finite_only {
+        // Every magnitude code is finite; past the largest is the sign bit's place.
+        (mask(m + e), 1 << (m + e))
+    } else if nan_only {
         (mask(e) << m | (mask(m) - 1), mask(e) << m | mask(m))
     } else {
         ((mask(e) << m) - 1, mask(e) << m)
@@ -568,11 +661,10 @@ fn beyond(fmt: Fmt) -> (u64, u64) {
 /// exponent bits, subnormals and overflow included (sign bit not set).
 #[inline(always)]
 fn round_to_format(negative: bool, magnitude: u64, exp2: i32, fmt: Fmt, mode: Rounding) -> u64 {
-    let Fmt { m, e, .. } = fmt;
+    let Fmt { m, e, bias, .. } = fmt;
     if magnitude == 0 {
         return 0;
     }
-    let bias = (1i32 << (e - 1)) - 1;
     let emin = 1 - bias;
     let top = 63 - magnitude.leading_zeros() as i32; // the value is in [2^(top+exp2), 2^(top+exp2+1))
                                                      // The exponent of the result's last mantissa bit: subnormals share emin's.

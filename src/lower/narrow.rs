@@ -1,0 +1,213 @@
+//! The narrow formats ([`ScalarType::NARROW`]: FP4 E2M1, FP6 E2M3 and E3M2, E4M3FNUZ,
+//! E5M2FNUZ) to and from float's bits, one element at a time in I32 arithmetic that every
+//! Cranelift backend lowers. [`super::float_to_float`] puts a partner (half, double, bfloat)
+//! through float around these, as it does for the 8-bit floats. The rules are the reference's
+//! (`src/reference/narrow.rs`, quoting the definitions); here is how they are computed.
+//!
+//! - **narrow -> float** is exact. The code is the byte's low `width` bits (the rest ignored:
+//!   the shifts drop them). Normals move their fields into place and rebias the exponent
+//!   (`(mag << (23 - fraction)) + ((127 - bias) << 23)`); subnormals are `m * 2^(1 - bias -
+//!   fraction)`, an exact integer conversion and an exact scaling. The FNUZ NaN 0x80 gives
+//!   0xffc00000.
+//! - **float -> narrow** rounds as the half sequence of [`super::small_float`] does, with the
+//!   format's fields: keep `q = m >> s`, `s = max(23 - fraction, 151 - bias - fraction - E)`
+//!   capped at 25, the cut-off part against half a unit decides the increment by the mode,
+//!   and `h = ((max(E - (127 - bias), 1) - 1) << fraction) + q + inc` (a carry moves to the
+//!   next binade correctly). A result past the largest code overflowed: FP4 and FP6 give the
+//!   largest value of the sign in every mode; the FNUZ formats give the NaN where IEEE-754
+//!   gives an infinity (`_sat`: the largest value of the sign) and the largest value where it
+//!   rounds toward zero. Infinities go as overflows do; a NaN gives FP4's and FP6's largest
+//!   positive value or the FNUZ NaN; an FNUZ zero is +0.
+
+use super::values::{bitcast_le, int_const};
+use crate::types::{Rounding, ScalarType};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, InstBuilder, Value};
+use cranelift_frontend::FunctionBuilder;
+
+/// A narrow format by its fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Narrow {
+    /// Bits of a code: 4, 6 or 8.
+    width: u32,
+    /// Fraction bits.
+    fraction: u32,
+    /// Exponent bias.
+    bias: u32,
+    /// E4M3FNUZ and E5M2FNUZ: 0x80 is the NaN, no negative zero. FP4 and FP6: every code
+    /// finite.
+    fnuz: bool,
+}
+
+impl Narrow {
+    /// The fields of `t`, if it is a narrow format.
+    pub(crate) const fn of(t: ScalarType) -> Option<Narrow> {
+        let (width, fraction, bias, fnuz) = match t {
+            ScalarType::Fp4E2M1 => (4, 1, 1, false),
+            ScalarType::Fp6E2M3 => (6, 3, 1, false),
+            ScalarType::Fp6E3M2 => (6, 2, 3, false),
+            ScalarType::Fp8E4M3Fnuz => (8, 3, 8, true),
+            ScalarType::Fp8E5M2Fnuz => (8, 2, 16, true),
+            _ => return None,
+        };
+        Some(Narrow {
+            width,
+            fraction,
+            bias,
+            fnuz,
+        })
+    }
+
+    /// The sign bit; the FNUZ NaN's code.
+    const fn sign_bit(self) -> u32 {
+        1 << (self.width - 1)
+    }
+
+    /// The largest magnitude's code (every magnitude bit set).
+    const fn max_code(self) -> u32 {
+        self.sign_bit() - 1
+    }
+
+    /// float's exponent field minus this format's, for the same power of two.
+    const fn rebias(self) -> u32 {
+        127 - self.bias
+    }
+
+    /// Fraction bits float has beyond this format's.
+    const fn shift(self) -> u32 {
+        23 - self.fraction
+    }
+}
+
+/// Widens one element of `fmt` (its byte: I8) to an F32 value, exactly.
+pub(crate) fn to_f32(b: &mut FunctionBuilder, fmt: Narrow, x: Value) -> Value {
+    let i = types::I32;
+    let x = b.ins().uextend(i, x);
+    // The code at the top of the word: the byte's other bits fall out.
+    let w = b.ins().ishl_imm_u(x, i64::from(32 - fmt.width));
+    let sign = b.ins().band_imm_u(w, 0x8000_0000u32 as i64);
+    let abs = b.ins().bxor(w, sign);
+    let magnitude = b.ins().ushr_imm_u(abs, i64::from(32 - fmt.width));
+    let normal = b.ins().ishl_imm_u(magnitude, i64::from(fmt.shift()));
+    let normal = b.ins().iadd_imm_u(normal, i64::from(fmt.rebias()) << 23);
+    let m = b.ins().band_imm_u(magnitude, (1i64 << fmt.fraction) - 1);
+    let mf = b.ins().fcvt_from_uint(types::F32, m);
+    let scale = f32::from_bits((127 + 1 - fmt.bias - fmt.fraction) << 23);
+    let scale = b.ins().f32const(scale);
+    let sub = b.ins().fmul(mf, scale);
+    let sub = bitcast_le(b, i, sub);
+    let is_sub = b
+        .ins()
+        .icmp_imm_u(IntCC::UnsignedLessThan, magnitude, 1i64 << fmt.fraction);
+    let bits = b.ins().select(is_sub, sub, normal);
+    let bits = b.ins().bor(bits, sign);
+    let bits = if fmt.fnuz {
+        // The code 0x80 (sign alone, magnitude zero) is the NaN.
+        let is_nan = b.ins().icmp_imm_u(IntCC::Equal, w, 0x8000_0000u32 as i64);
+        let nan = int_const(b, i, 0xffc0_0000);
+        b.ins().select(is_nan, nan, bits)
+    } else {
+        bits
+    };
+    bitcast_le(b, types::F32, bits)
+}
+
+/// Rounds the float whose bits are the I32 `x` into `fmt` by `rounding`; `saturate` is `_sat`.
+/// Returns the element's byte (I8).
+pub(crate) fn from_f32_bits(
+    b: &mut FunctionBuilder,
+    fmt: Narrow,
+    x: Value,
+    rounding: Rounding,
+    saturate: bool,
+) -> Value {
+    let i = types::I32;
+    let sign = b.ins().ushr_imm_u(x, 31);
+    let a = b.ins().band_imm_u(x, 0x7fff_ffff);
+    let zero = int_const(b, i, 0);
+    let one = int_const(b, i, 1);
+    // Magnitudes rounded away from zero by the sign: rtp's positive values, rtn's negative.
+    let away = match rounding {
+        Rounding::Rtp => Some(b.ins().icmp_imm_u(IntCC::Equal, sign, 0)),
+        Rounding::Rtn => Some(b.ins().icmp_imm_u(IntCC::Equal, sign, 1)),
+        _ => None,
+    };
+
+    let e = b.ins().ushr_imm_u(a, 23);
+    let fraction = b.ins().band_imm_u(a, 0x7f_ffff);
+    let is_normal = b.ins().icmp(IntCC::NotEqual, e, zero);
+    let implicit = b.ins().uextend(i, is_normal);
+    let implicit = b.ins().ishl_imm_u(implicit, 23);
+    let m = b.ins().bor(fraction, implicit);
+    let e = b.ins().smax(e, one);
+    let top = int_const(b, i, i128::from(fmt.shift() + fmt.rebias() + 1));
+    let s = b.ins().isub(top, e);
+    let min_s = int_const(b, i, i128::from(fmt.shift()));
+    let s = b.ins().smax(s, min_s);
+    let c25 = int_const(b, i, 25);
+    let s = b.ins().smin(s, c25);
+    let q = b.ins().ushr(m, s);
+    let unit = b.ins().ishl(one, s);
+    let low_mask = b.ins().isub(unit, one);
+    let rem = b.ins().band(m, low_mask);
+    let halfway = b.ins().ushr_imm_u(unit, 1);
+    let inc = match rounding {
+        Rounding::Rtz => zero,
+        Rounding::Rte => {
+            let above = b.ins().icmp(IntCC::UnsignedGreaterThan, rem, halfway);
+            let tie = b.ins().icmp(IntCC::Equal, rem, halfway);
+            let odd = b.ins().band_imm_u(q, 1);
+            let odd = b.ins().icmp_imm_u(IntCC::NotEqual, odd, 0);
+            let tie_up = b.ins().band(tie, odd);
+            let up = b.ins().bor(above, tie_up);
+            b.ins().uextend(i, up)
+        }
+        Rounding::Rtp | Rounding::Rtn => {
+            let inexact = b.ins().icmp_imm_u(IntCC::NotEqual, rem, 0);
+            let up = b.ins().band(inexact, away.expect("directed"));
+            b.ins().uextend(i, up)
+        }
+    };
+    let eh = b.ins().iadd_imm_u(e, -i64::from(fmt.rebias()));
+    let eh = b.ins().smax(eh, one);
+    let eh = b.ins().isub(eh, one);
+    let h = b.ins().ishl_imm_u(eh, i64::from(fmt.fraction));
+    let h = b.ins().iadd(h, q);
+    let finite = b.ins().iadd(h, inc);
+
+    // Past the largest code, and infinities: the largest value, or the FNUZ NaN where
+    // IEEE-754 gives an infinity (the mode rounds away from zero; an infinite source) without
+    // `_sat`. The NaN's code is the sign bit alone, so OR-ing the sign in later keeps it.
+    let max = int_const(b, i, i128::from(fmt.max_code()));
+    let nan = int_const(b, i, i128::from(fmt.sign_bit()));
+    let (overflow_value, inf_value) = if fmt.fnuz && !saturate {
+        let by_mode = match rounding {
+            Rounding::Rte => nan,
+            Rounding::Rtz => max,
+            Rounding::Rtp | Rounding::Rtn => b.ins().select(away.expect("directed"), nan, max),
+        };
+        (by_mode, nan)
+    } else {
+        (max, max)
+    };
+    let overflow = b.ins().icmp(IntCC::UnsignedGreaterThan, finite, max);
+    let magnitude = b.ins().select(overflow, overflow_value, finite);
+    let is_inf = b.ins().icmp_imm_u(IntCC::Equal, a, 0x7f80_0000);
+    let magnitude = b.ins().select(is_inf, inf_value, magnitude);
+    let sign = b.ins().ishl_imm_u(sign, i64::from(fmt.width - 1));
+    let sign = if fmt.fnuz {
+        // No negative zero: a zero magnitude takes no sign.
+        let is_zero = b.ins().icmp_imm_u(IntCC::Equal, magnitude, 0);
+        b.ins().select(is_zero, zero, sign)
+    } else {
+        sign
+    };
+    let result = b.ins().bor(magnitude, sign);
+    // A NaN: the FNUZ NaN, or FP4's and FP6's largest positive value.
+    let is_nan = b
+        .ins()
+        .icmp_imm_u(IntCC::UnsignedGreaterThan, a, 0x7f80_0000);
+    let nan_result = if fmt.fnuz { nan } else { max };
+    let result = b.ins().select(is_nan, nan_result, result);
+    b.ins().ireduce(types::I8, result)
+}
