@@ -1321,7 +1321,8 @@ impl Kernel {
             &request,
         )?;
         // SAFETY: `Element` is sealed and implemented only for integers, floats, and `Half`,
-        // `BFloat`, `Fp8E4M3`, `Fp8E5M2` (`repr(transparent)` over u16 or u8): no padding, and
+        // `BFloat`, `Fp8E4M3`, `Fp8E5M2` and the narrow formats' wrappers (`repr(transparent)`
+        // over u16 or u8): no padding, and
         // every byte pattern is a valid value,
         // so their memory may be viewed, and written, as bytes of the same length.
         let (src, dst) = unsafe {
@@ -1622,6 +1623,73 @@ pub struct Fp8E4M3(pub u8);
 #[repr(transparent)]
 pub struct Fp8E5M2(pub u8);
 
+/// An OCP Microscaling FP4 E2M1 value as its code, in the low 4 bits of the byte (`fp4e2m1`;
+/// the high bits are ignored when read and zero when written).
+///
+/// ```
+/// use clconv::jit::{Fp4E2M1, Jit};
+/// let k = Jit::new().unwrap().compile("convert_fp4e2m1x4(float4)").unwrap();
+/// let mut out = [Fp4E2M1(0); 4];
+/// k.run(&[0.3f32, 5.0, -100.0, f32::NAN], &mut out).unwrap();
+/// // 0.5; 4.0 (a tie to even); -6.0 (clamped); NaN gives 6.0
+/// assert_eq!(out, [Fp4E2M1(0x1), Fp4E2M1(0x6), Fp4E2M1(0xf), Fp4E2M1(0x7)]);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct Fp4E2M1(pub u8);
+
+/// An OCP Microscaling FP6 E2M3 value as its code, in the low 6 bits of the byte (`fp6e2m3`).
+///
+/// ```
+/// use clconv::jit::{Fp6E2M3, Jit};
+/// let k = Jit::new().unwrap().compile("convert_fp6e2m3x2(float2)").unwrap();
+/// let mut out = [Fp6E2M3(0); 2];
+/// k.run(&[1.0f32, 100.0], &mut out).unwrap();
+/// assert_eq!(out, [Fp6E2M3(0x08), Fp6E2M3(0x1f)]); // 1.0, and 7.5 (clamped)
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct Fp6E2M3(pub u8);
+
+/// An OCP Microscaling FP6 E3M2 value as its code, in the low 6 bits of the byte (`fp6e3m2`).
+///
+/// ```
+/// use clconv::jit::{Fp6E3M2, Jit};
+/// let k = Jit::new().unwrap().compile("convert_fp6e3m2x2(float2)").unwrap();
+/// let mut out = [Fp6E3M2(0); 2];
+/// k.run(&[1.0f32, 100.0], &mut out).unwrap();
+/// assert_eq!(out, [Fp6E3M2(0x0c), Fp6E3M2(0x1f)]); // 1.0, and 28.0 (clamped)
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct Fp6E3M2(pub u8);
+
+/// An 8-bit E4M3FNUZ value as its bits (`fp8e4m3fnuz`: bias 8, the one NaN 0x80).
+///
+/// ```
+/// use clconv::jit::{Fp8E4M3Fnuz, Jit};
+/// let k = Jit::new().unwrap().compile("convert_fp8e4m3fnuzx2(float2)").unwrap();
+/// let mut out = [Fp8E4M3Fnuz(0); 2];
+/// k.run(&[1.0f32, -0.0], &mut out).unwrap();
+/// assert_eq!(out, [Fp8E4M3Fnuz(0x40), Fp8E4M3Fnuz(0x00)]); // 1.0, and +0 (no -0)
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct Fp8E4M3Fnuz(pub u8);
+
+/// An 8-bit E5M2FNUZ value as its bits (`fp8e5m2fnuz`: bias 16, the one NaN 0x80).
+///
+/// ```
+/// use clconv::jit::{Fp8E5M2Fnuz, Jit};
+/// let k = Jit::new().unwrap().compile("convert_fp8e5m2fnuzx2(float2)").unwrap();
+/// let mut out = [Fp8E5M2Fnuz(0); 2];
+/// k.run(&[1.0f32, 1.0e6], &mut out).unwrap();
+/// assert_eq!(out, [Fp8E5M2Fnuz(0x40), Fp8E5M2Fnuz(0x80)]); // 1.0, and NaN (no infinity)
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct Fp8E5M2Fnuz(pub u8);
+
 mod sealed {
     pub trait Sealed {}
 }
@@ -1629,6 +1697,7 @@ mod sealed {
 /// A Rust type that holds one OpenCL element in a batch buffer.
 ///
 /// Implemented for `i8`..`u64`, `f32`, `f64`, [`Half`], [`BFloat`], [`Fp8E4M3`], [`Fp8E5M2`],
+/// the narrow formats ([`Fp4E2M1`], [`Fp6E2M3`], [`Fp6E3M2`], [`Fp8E4M3Fnuz`], [`Fp8E5M2Fnuz`])
 /// and `bool` (a byte, 0 or 1: every kernel into bool writes 0 or 1, and one from bool reads the
 /// caller's `bool`s, which are 0 or 1).
 pub trait Element: Copy + sealed::Sealed + 'static {
@@ -1647,7 +1716,8 @@ macro_rules! element {
 
 element!(i8 => Char, u8 => UChar, i16 => Short, u16 => UShort, i32 => Int, u32 => UInt,
     i64 => Long, u64 => ULong, Half => Half, f32 => Float, f64 => Double, BFloat => BFloat,
-    Fp8E4M3 => Fp8E4M3, Fp8E5M2 => Fp8E5M2, bool => Bool);
+    Fp8E4M3 => Fp8E4M3, Fp8E5M2 => Fp8E5M2, Fp4E2M1 => Fp4E2M1, Fp6E2M3 => Fp6E2M3,
+    Fp6E3M2 => Fp6E3M2, Fp8E4M3Fnuz => Fp8E4M3Fnuz, Fp8E5M2Fnuz => Fp8E5M2Fnuz, bool => Bool);
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,207 @@
+//! The narrow formats (issue 47): OCP Microscaling's FP4 E2M1, FP6 E2M3 and E3M2, and the FNUZ
+//! 8-bit floats E4M3FNUZ and E5M2FNUZ. Expected values are the definitions' own, worked by hand:
+//!
+//! - OCP Microscaling Formats (MX) v1.0, 5.3.3: E2M1 (bias 1) holds 0, 0.5, 1, 1.5, 2, 3, 4, 6;
+//!   E2M3 (bias 1) max 7.5, min subnormal 0.125; E3M2 (bias 3) max 28, min subnormal 0.0625;
+//!   no infinities or NaNs. Conversion (6.3): nearest-even, overflow clamped to the largest
+//!   value of the sign. NaN: implementation-defined; clconv gives +max as PTX's `cvt` into
+//!   `.e2m1x2` does ("NaN results are converted to positive MAX_NORM").
+//! - E4M3FNUZ (bias 8) max 0x7f = 1.875 * 2^7 = 240, min subnormal 2^(1-8) / 8 = 2^-10;
+//!   E5M2FNUZ (bias 16) max 0x7f = 1.75 * 2^15 = 57344, min subnormal 2^(1-16) / 4 = 2^-17;
+//!   0x80 is the only NaN, there is no -0 and no infinity.
+
+use clconv::{reference, Extensions, Request, RequestError, Rounding, ScalarType};
+
+/// Converts the elements `src` (their bits) by `name` through the reference.
+fn reference(name: &str, src: &[u64]) -> Vec<u64> {
+    let Request::Convert(c) = Request::parse(name, Extensions::with_fp16()).unwrap() else {
+        panic!("{name} is a conversion")
+    };
+    src.iter()
+        .map(|&x| reference::convert_element(&c, Rounding::Rte, x).bits)
+        .collect()
+}
+
+fn f(x: f32) -> u64 {
+    u64::from(x.to_bits())
+}
+
+#[test]
+fn every_e2m1_code_is_its_value_from_the_mx_table() {
+    let values = [0.0f32, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+    let codes: Vec<u64> = (0..16).collect();
+    let want: Vec<u64> = (0..16)
+        .map(|c| {
+            let v = values[c % 8];
+            f(if c >= 8 { -v } else { v })
+        })
+        .collect();
+    assert_eq!(reference("convert_float(fp4e2m1)", &codes), want);
+    // The high bits of the byte are ignored.
+    assert_eq!(
+        reference("convert_float(fp4e2m1)", &[0xf7, 0x39]),
+        [f(6.0), f(-0.5)]
+    );
+}
+
+#[test]
+fn the_fp6_and_fnuz_extremes() {
+    let cases: [(&str, u64, f32); 10] = [
+        ("convert_float(fp6e2m3)", 0x1f, 7.5),
+        ("convert_float(fp6e2m3)", 0x01, 0.125),
+        ("convert_float(fp6e2m3)", 0x3f, -7.5),
+        ("convert_float(fp6e3m2)", 0x1f, 28.0),
+        ("convert_float(fp6e3m2)", 0x01, 0.0625),
+        ("convert_float(fp6e3m2)", 0x04, 0.25), // min normal 2^(1-3)
+        ("convert_float(fp8e4m3fnuz)", 0x7f, 240.0),
+        ("convert_float(fp8e4m3fnuz)", 0x01, 1.0 / 1024.0),
+        ("convert_float(fp8e5m2fnuz)", 0x7f, 57344.0),
+        ("convert_float(fp8e5m2fnuz)", 0x01, 1.0 / 131072.0),
+    ];
+    for (name, code, value) in cases {
+        assert_eq!(reference(name, &[code]), [f(value)], "{name} {code:#x}");
+    }
+    // The FNUZ NaN widens to the quiet NaN with the sign bit set.
+    assert_eq!(
+        reference("convert_float(fp8e4m3fnuz)", &[0x80]),
+        [0xffc0_0000]
+    );
+    assert_eq!(
+        reference("convert_double(fp8e5m2fnuz)", &[0x80]),
+        [0xfff8_0000_0000_0000]
+    );
+    assert_eq!(reference("convert_half(fp8e5m2fnuz)", &[0x80]), [0xfe00]);
+}
+
+/// The issue's example: 0.25, 0.3, 5.0, 7.0, -100, NaN into E2M1 (`_sat`) and back: 0, 0.5, 4,
+/// 6, -6 and the NaN rule's +6, through the host's JIT and the reference (the matrix runs every
+/// narrow conversion on every flag set and tier against the reference).
+#[test]
+fn float_to_e2m1_and_back() {
+    let inputs = [0.25f32, 0.3, 5.0, 7.0, -100.0, f32::NAN];
+    let codes = [0x0u64, 0x1, 0x6, 0x7, 0xf, 0x7];
+    let back = [0.0f32, 0.5, 4.0, 6.0, -6.0, 6.0];
+    for name in ["convert_fp4e2m1_sat(float)", "convert_fp4e2m1(float)"] {
+        assert_eq!(reference(name, &inputs.map(f)), codes, "{name}");
+    }
+    assert_eq!(
+        reference("convert_float(fp4e2m1)", &codes),
+        back.map(f).to_vec()
+    );
+    #[cfg(feature = "jit")]
+    {
+        use clconv::jit::{Fp4E2M1, Jit};
+        let jit = Jit::new().unwrap();
+        let k = jit.compile("convert_fp4e2m1x3_sat(float3)").unwrap();
+        let mut out = [Fp4E2M1(0xaa); 8];
+        let padded = [0.25f32, 0.3, 5.0, 7.0, -100.0, f32::NAN, 0.0, 0.0];
+        // Two float3 in the packed layout: 6 elements.
+        k.run_with_layout(clconv::Layout::Packed, &padded[..6], &mut out[..6])
+            .unwrap();
+        assert_eq!(
+            out[..6].iter().map(|c| u64::from(c.0)).collect::<Vec<_>>(),
+            codes
+        );
+        let k = jit.compile("convert_float(fp4e2m1)").unwrap();
+        let mut floats = [0f32; 6];
+        k.run(&out[..6], &mut floats).unwrap();
+        assert_eq!(floats.map(f32::to_bits), back.map(f32::to_bits));
+    }
+}
+
+#[test]
+fn rounding_into_e2m1_by_every_mode() {
+    // 2.5 lies between 2 (code 4) and 3 (code 5): a tie, to the even code 4 under rte.
+    // -0.2 lies between -0 and -0.5; 100 is past 6 in every mode: clamped (no infinity).
+    let inputs = [2.5f32, -0.2, 100.0, -f32::INFINITY].map(f);
+    let cases: [(&str, [u64; 4]); 4] = [
+        ("convert_fp4e2m1_rte(float)", [0x4, 0x8, 0x7, 0xf]),
+        ("convert_fp4e2m1_rtz(float)", [0x4, 0x8, 0x7, 0xf]),
+        ("convert_fp4e2m1_rtp(float)", [0x5, 0x8, 0x7, 0xf]),
+        ("convert_fp4e2m1_rtn(float)", [0x4, 0x9, 0x7, 0xf]),
+    ];
+    for (name, want) in cases {
+        assert_eq!(reference(name, &inputs), want, "{name}");
+    }
+}
+
+#[test]
+fn the_fnuz_formats_have_one_nan_and_no_negative_zero() {
+    let name = "convert_fp8e4m3fnuz(float)";
+    // -0.0 and a negative value that rounds to zero give +0; 248 is halfway between 240 and
+    // 256 (the code past the largest): to even, past it: NaN; 244 rounds to 240; NaN and
+    // infinity give 0x80.
+    let inputs = [
+        -0.0f32,
+        -1.0e-9,
+        248.0,
+        244.0,
+        f32::NAN,
+        f32::NEG_INFINITY,
+        -1.0,
+    ];
+    let want = [0x00u64, 0x00, 0x80, 0x7f, 0x80, 0x80, 0xc0];
+    assert_eq!(reference(name, &inputs.map(f)), want);
+    // `_sat`: the largest value of the sign for every overflow and infinity; NaN stays NaN.
+    let want = [0x00u64, 0x00, 0x7f, 0x7f, 0x80, 0xff, 0xc0];
+    assert_eq!(
+        reference("convert_fp8e4m3fnuz_sat(float)", &inputs.map(f)),
+        want
+    );
+    // Toward zero, an overflow gives the largest value (IEEE-754 gives no infinity there).
+    assert_eq!(
+        reference("convert_fp8e5m2fnuz_rtz(float)", &[f(1.0e9), f(-1.0e9)]),
+        [0x7f, 0xff]
+    );
+}
+
+#[test]
+fn from_double_rounds_once() {
+    // 1 + 2^-40 lies just above 1.0 (E2M3: 1.0 = 0x08, next 1.125): rtp gives 1.125 from
+    // double (a rounding through float to nearest would lose the excess and give 1.0).
+    let x = f64::from_bits(0x3ff0_0000_0000_1000);
+    assert_eq!(
+        reference("convert_fp6e2m3_rtp(double)", &[x.to_bits()]),
+        [0x09]
+    );
+}
+
+#[test]
+fn what_the_narrow_formats_do_not_take_is_a_typed_error() {
+    let ext = Extensions::with_fp16();
+    assert!(matches!(
+        Request::parse("convert_fp4e2m1(int)", ext),
+        Err(RequestError::NarrowPartner {
+            narrow: ScalarType::Fp4E2M1,
+            other: ScalarType::Int
+        })
+    ));
+    assert!(matches!(
+        Request::parse("convert_fp8e4m3fnuz(fp8e4m3)", ext),
+        Err(RequestError::NarrowPartner { .. })
+    ));
+    assert!(matches!(
+        Request::parse("as_uchar(fp8e4m3fnuz)", ext),
+        Err(RequestError::NarrowBits { .. })
+    ));
+    assert!(matches!(
+        Request::parse("convert_fp6e3m2_relu(float)", ext),
+        Err(RequestError::NarrowModifier { .. })
+    ));
+    assert!(matches!(
+        Request::parse("convert_fp6e3m2_ftz(float)", ext),
+        Err(RequestError::NarrowModifier { .. })
+    ));
+    // The width of a name with digits follows an `x`.
+    assert_eq!(
+        Request::parse("convert_float4(fp8e5m2fnuzx4)", ext)
+            .unwrap()
+            .to_string(),
+        "convert_float4(fp8e5m2fnuzx4)"
+    );
+    let e = Request::parse("convert_fp4e2m1(int)", ext).unwrap_err();
+    assert!(
+        e.to_string().contains("half, float, double and bfloat"),
+        "{e}"
+    );
+}
