@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """ml_dtypes' conversions of the narrow formats, for crates/verify/tests/ml_dtypes.rs.
 
-Writes to stdout, for each of float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e4m3fnuz and
-float8_e5m2fnuz in that order:
+Writes to stdout, for each of float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e4m3fnuz,
+float8_e5m2fnuz and float8_e8m0fnu in that order:
   - every code (2^bits of them, the format's own bits) -> float32, as little-endian u32 bits;
   - the float32 inputs hi << 16 | lo (hi = 0..65535, lo in LOW, hi outer) -> the type, one
     byte each;
@@ -26,6 +26,7 @@ TYPES = [
     (ml_dtypes.float6_e3m2fn, 6),
     (ml_dtypes.float8_e4m3fnuz, 8),
     (ml_dtypes.float8_e5m2fnuz, 8),
+    (ml_dtypes.float8_e8m0fnu, 8),
 ]
 
 hi = np.arange(65536, dtype=np.uint32)

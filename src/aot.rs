@@ -1083,6 +1083,7 @@ fn c_type(t: ScalarType) -> &'static str {
         | ScalarType::Fp6E3M2
         | ScalarType::Fp8E4M3Fnuz
         | ScalarType::Fp8E5M2Fnuz
+        | ScalarType::Fp8E8M0
         | ScalarType::Bool => "uint8_t",
     }
 }

@@ -1690,6 +1690,19 @@ pub struct Fp8E4M3Fnuz(pub u8);
 #[repr(transparent)]
 pub struct Fp8E5M2Fnuz(pub u8);
 
+/// An OCP Microscaling E8M0 scale as its code (`fp8e8m0`: 2^(code - 127), 0xff the NaN).
+///
+/// ```
+/// use clconv::jit::{Fp8E8M0, Jit};
+/// let k = Jit::new().unwrap().compile("convert_fp8e8m0x2_rtp(float2)").unwrap();
+/// let mut out = [Fp8E8M0(0); 2];
+/// k.run(&[1.0f32, 1000.0], &mut out).unwrap();
+/// assert_eq!(out, [Fp8E8M0(0x7f), Fp8E8M0(0x89)]); // 2^0, and 2^10 (rounded up)
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct Fp8E8M0(pub u8);
+
 mod sealed {
     pub trait Sealed {}
 }
@@ -1697,7 +1710,8 @@ mod sealed {
 /// A Rust type that holds one OpenCL element in a batch buffer.
 ///
 /// Implemented for `i8`..`u64`, `f32`, `f64`, [`Half`], [`BFloat`], [`Fp8E4M3`], [`Fp8E5M2`],
-/// the narrow formats ([`Fp4E2M1`], [`Fp6E2M3`], [`Fp6E3M2`], [`Fp8E4M3Fnuz`], [`Fp8E5M2Fnuz`])
+/// the narrow formats ([`Fp4E2M1`], [`Fp6E2M3`], [`Fp6E3M2`], [`Fp8E4M3Fnuz`], [`Fp8E5M2Fnuz`],
+/// [`Fp8E8M0`])
 /// and `bool` (a byte, 0 or 1: every kernel into bool writes 0 or 1, and one from bool reads the
 /// caller's `bool`s, which are 0 or 1).
 pub trait Element: Copy + sealed::Sealed + 'static {
@@ -1717,7 +1731,8 @@ macro_rules! element {
 element!(i8 => Char, u8 => UChar, i16 => Short, u16 => UShort, i32 => Int, u32 => UInt,
     i64 => Long, u64 => ULong, Half => Half, f32 => Float, f64 => Double, BFloat => BFloat,
     Fp8E4M3 => Fp8E4M3, Fp8E5M2 => Fp8E5M2, Fp4E2M1 => Fp4E2M1, Fp6E2M3 => Fp6E2M3,
-    Fp6E3M2 => Fp6E3M2, Fp8E4M3Fnuz => Fp8E4M3Fnuz, Fp8E5M2Fnuz => Fp8E5M2Fnuz, bool => Bool);
+    Fp6E3M2 => Fp6E3M2, Fp8E4M3Fnuz => Fp8E4M3Fnuz, Fp8E5M2Fnuz => Fp8E5M2Fnuz,
+    Fp8E8M0 => Fp8E8M0, bool => Bool);
 
 #[cfg(test)]
 mod tests {

@@ -69,6 +69,10 @@ pub enum ScalarType {
     /// `fp8e5m2fnuz`: the 8-bit E5M2 with bias 16, no infinity, no negative zero, one NaN 0x80
     /// (LLVM's `Float8E5M2FNUZ`); largest 57344.
     Fp8E5M2Fnuz,
+    /// `fp8e8m0`: OCP Microscaling's E8M0 scale (ml_dtypes' `float8_e8m0fnu`, PTX's `ue8m0`):
+    /// an unsigned biased exponent alone, 2^(code - 127) for codes 0 to 254 (2^-127 to 2^127),
+    /// 0xff the NaN; no sign, no zero, no infinity.
+    Fp8E8M0,
     /// `bool`: a truth value, what every shader language converts to and from (WGSL's
     /// `bool(e)`, GLSL's `bvec4(v)`, HLSL's `(bool)x`). Not a number: converting a number to
     /// bool gives false for zero (`-0.0` included) and true for everything else (NaN included);
@@ -147,14 +151,15 @@ impl ScalarType {
 
     /// The formats of 2026's machine learning that clconv converts to and from half, float,
     /// double and bfloat only ([`ScalarType::is_narrow`]): OCP Microscaling's FP4 and FP6
-    /// element types and the FNUZ 8-bit floats. They are not in [`ScalarType::ALL`], whose
+    /// element types, the FNUZ 8-bit floats and the E8M0 scale. They are not in [`ScalarType::ALL`], whose
     /// every pair converts.
-    pub const NARROW: [ScalarType; 5] = [
+    pub const NARROW: [ScalarType; 6] = [
         ScalarType::Fp4E2M1,
         ScalarType::Fp6E2M3,
         ScalarType::Fp6E3M2,
         ScalarType::Fp8E4M3Fnuz,
         ScalarType::Fp8E5M2Fnuz,
+        ScalarType::Fp8E8M0,
     ];
 
     /// The types a narrow format ([`ScalarType::NARROW`]) converts to and from.
@@ -203,6 +208,7 @@ impl ScalarType {
             ScalarType::Fp6E3M2 => "fp6e3m2",
             ScalarType::Fp8E4M3Fnuz => "fp8e4m3fnuz",
             ScalarType::Fp8E5M2Fnuz => "fp8e5m2fnuz",
+            ScalarType::Fp8E8M0 => "fp8e8m0",
             ScalarType::Bool => "bool",
         }
     }
@@ -218,8 +224,8 @@ impl ScalarType {
 
     /// The Itanium mangling code of the type as a parameter: `c h s t i j l m Dh f d`; Clang's
     /// `DF16b` for bfloat (`__bf16`), and vendor-extended `u7fp8e4m3`, `u7fp8e5m2` for the 8-bit
-    /// floats and `u7fp4e2m1`, `u7fp6e2m3`, `u7fp6e3m2`, `u11fp8e4m3fnuz`, `u11fp8e5m2fnuz`
-    /// for the narrow formats.
+    /// floats and `u7fp4e2m1`, `u7fp6e2m3`, `u7fp6e3m2`, `u11fp8e4m3fnuz`, `u11fp8e5m2fnuz`,
+    /// `u7fp8e8m0` for the narrow formats.
     pub const fn mangled_code(self) -> &'static str {
         match self {
             ScalarType::Char => "c",
@@ -241,6 +247,7 @@ impl ScalarType {
             ScalarType::Fp6E3M2 => "u7fp6e3m2",
             ScalarType::Fp8E4M3Fnuz => "u11fp8e4m3fnuz",
             ScalarType::Fp8E5M2Fnuz => "u11fp8e5m2fnuz",
+            ScalarType::Fp8E8M0 => "u7fp8e8m0",
             ScalarType::Bool => "b",
         }
     }
@@ -258,6 +265,7 @@ impl ScalarType {
             | ScalarType::Fp6E3M2
             | ScalarType::Fp8E4M3Fnuz
             | ScalarType::Fp8E5M2Fnuz
+            | ScalarType::Fp8E8M0
             | ScalarType::Bool => 8,
             ScalarType::Short | ScalarType::UShort | ScalarType::Half | ScalarType::BFloat => 16,
             ScalarType::Int | ScalarType::UInt | ScalarType::Float => 32,
@@ -285,7 +293,7 @@ impl ScalarType {
     }
 
     /// True for the narrow formats ([`ScalarType::NARROW`]): FP4 E2M1, FP6 E2M3 and E3M2,
-    /// E4M3FNUZ, E5M2FNUZ.
+    /// E4M3FNUZ, E5M2FNUZ, E8M0.
     ///
     /// ```
     /// use clconv::ScalarType;
@@ -301,6 +309,7 @@ impl ScalarType {
                 | ScalarType::Fp6E3M2
                 | ScalarType::Fp8E4M3Fnuz
                 | ScalarType::Fp8E5M2Fnuz
+                | ScalarType::Fp8E8M0
         )
     }
 

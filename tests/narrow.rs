@@ -9,6 +9,8 @@
 //! - E4M3FNUZ (bias 8) max 0x7f = 1.875 * 2^7 = 240, min subnormal 2^(1-8) / 8 = 2^-10;
 //!   E5M2FNUZ (bias 16) max 0x7f = 1.75 * 2^15 = 57344, min subnormal 2^(1-16) / 4 = 2^-17;
 //!   0x80 is the only NaN, there is no -0 and no infinity.
+//! - E8M0 (OCP MX v1.0, 5.4.1): code c is 2^(c - 127), 0xff the NaN; no sign, zero or
+//!   infinity.
 
 use clconv::{reference, Extensions, Request, RequestError, Rounding, ScalarType};
 
@@ -203,5 +205,57 @@ fn what_the_narrow_formats_do_not_take_is_a_typed_error() {
     assert!(
         e.to_string().contains("half, float, double and bfloat"),
         "{e}"
+    );
+}
+
+#[test]
+fn e8m0_is_a_power_of_two() {
+    // Every code: 2^(c - 127) (0x00 is float's subnormal 2^-127), 0xff the positive NaN.
+    let codes: Vec<u64> = (0..256).collect();
+    let want: Vec<u64> = (0..256u64)
+        .map(|c| match c {
+            0 => 0x0040_0000,
+            0xff => 0x7fc0_0000,
+            c => c << 23,
+        })
+        .collect();
+    assert_eq!(reference("convert_float(fp8e8m0)", &codes), want);
+    // Into it: 1000 lies in [2^9, 2^10); rtz and rtn give 2^9 (0x88), rtp 2^10 (0x89), rte
+    // 2^10 too (1000 >= 1.5 * 2^9 = 768). 1.5 is the tie: up, 2^1. 2^-130 is below 2^-127:
+    // 0x00 in every mode.
+    let inputs = [1000.0f32, 1.5, 1.25, 2.0f32.powi(-130)].map(f);
+    for (mode, want) in [
+        ("rte", [0x89u64, 0x80, 0x7f, 0x00]),
+        ("rtz", [0x88, 0x7f, 0x7f, 0x00]),
+        ("rtn", [0x88, 0x7f, 0x7f, 0x00]),
+        ("rtp", [0x89, 0x80, 0x80, 0x00]),
+    ] {
+        let name = format!("convert_fp8e8m0_{mode}(float)");
+        assert_eq!(reference(&name, &inputs), want, "{name}");
+    }
+    // What E8M0 cannot hold: zero, negative values, infinities, NaN give the NaN 0xff; `_sat`
+    // gives 2^-127 below and 2^127 above. Past 2^127 (3e38 rounds to 2^128 under rte): the
+    // NaN; rtz keeps 2^127.
+    let inputs = [0.0f32, -0.0, -1.0, f32::INFINITY, f32::NAN, 3.0e38].map(f);
+    assert_eq!(
+        reference("convert_fp8e8m0(float)", &inputs),
+        [0xff, 0xff, 0xff, 0xff, 0xff, 0xff]
+    );
+    assert_eq!(
+        reference("convert_fp8e8m0_sat(float)", &inputs),
+        [0x00, 0x00, 0x00, 0xfe, 0xff, 0xfe]
+    );
+    assert_eq!(
+        reference("convert_fp8e8m0_rtz(float)", &[f(3.0e38)]),
+        [0xfe]
+    );
+    // Into half, which lacks 2^-127 and 2^127: rounded by the mode.
+    assert_eq!(
+        reference("convert_half_rtp(fp8e8m0)", &[0x00, 0xfe]),
+        [0x0001, 0x7c00]
+    );
+    assert_eq!(
+        reference("convert_half_rtz(fp8e8m0)", &[0x00, 0xfe]),
+        [0x0000, 0x7bff]
     );
 }

@@ -36,7 +36,7 @@
 
 use super::block::BlockSpec;
 use super::lanes::{each_pair, low_dwords};
-use super::narrow::{self, Narrow};
+use super::narrow;
 use super::small_float::{self, SmallFloat};
 use super::values::bitcast_le;
 use crate::types::{Rounding, ScalarType};
@@ -58,8 +58,8 @@ pub fn emit(
 ) -> Value {
     use ScalarType::{Double, Float};
     let (small_src, small_dst) = (SmallFloat::of(src), SmallFloat::of(dst));
-    let (narrow_src, narrow_dst) = (Narrow::of(src), Narrow::of(dst));
-    if small_src.is_some() || small_dst.is_some() || narrow_src.is_some() || narrow_dst.is_some() {
+    let (narrow_src, narrow_dst) = (src.is_narrow(), dst.is_narrow());
+    if small_src.is_some() || small_dst.is_some() || narrow_src || narrow_dst {
         // Source to float (exact); a double rounded to odd, which keeps the final rounding
         // exact (24 bits >= the destination's 11 + 2).
         let f_bits = match (src, small_src, narrow_src) {
@@ -67,18 +67,18 @@ pub fn emit(
                 let f = small_float::to_f32(b, fmt, x);
                 bitcast_le(b, types::I32, f)
             }
-            (_, _, Some(fmt)) => {
-                let f = narrow::to_f32(b, fmt, x);
+            (_, _, true) => {
+                let f = narrow::to_f32(b, src, x);
                 bitcast_le(b, types::I32, f)
             }
-            (Float, None, None) => bitcast_le(b, types::I32, x),
-            (_, None, None) => demote_f64_to_odd_bits(b, x),
+            (Float, None, false) => bitcast_le(b, types::I32, x),
+            (_, None, false) => demote_f64_to_odd_bits(b, x),
         };
         return match (dst, small_dst, narrow_dst) {
             (_, Some(fmt), _) => small_float::from_f32_bits(b, fmt, f_bits, rounding, saturate),
-            (_, _, Some(fmt)) => narrow::from_f32_bits(b, fmt, f_bits, rounding, saturate),
-            (Float, None, None) => bitcast_le(b, types::F32, f_bits),
-            (_, None, None) => {
+            (_, _, true) => narrow::from_f32_bits(b, dst, f_bits, rounding, saturate),
+            (Float, None, false) => bitcast_le(b, types::F32, f_bits),
+            (_, None, false) => {
                 let f = bitcast_le(b, types::F32, f_bits);
                 promote_f32(b, f)
             }

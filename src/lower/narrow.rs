@@ -18,6 +18,12 @@
 //!   gives an infinity (`_sat`: the largest value of the sign) and the largest value where it
 //!   rounds toward zero. Infinities go as overflows do; a NaN gives FP4's and FP6's largest
 //!   positive value or the FNUZ NaN; an FNUZ zero is +0.
+//! - **E8M0** is float's biased exponent alone: code c widens to `c << 23` (0 to float's
+//!   subnormal 2^-127, 0x00400000; 0xff to 0x7fc00000). Into it, a normal float's code is its
+//!   exponent field plus one where the mode rounds up (rte: the fraction's top bit, a value at
+//!   or past 1.5 * 2^e; rtp: any fraction bit); a float subnormal (below 2^-126) gives 0x01
+//!   from 1.5 * 2^-127 (rte) or past 2^-127 (rtp), else 0x00; a code of 255 overflowed. Zero,
+//!   negative values and infinities by the reference's rules.
 
 use super::values::{bitcast_le, int_const};
 use crate::types::{Rounding, ScalarType};
@@ -79,8 +85,11 @@ impl Narrow {
     }
 }
 
-/// Widens one element of `fmt` (its byte: I8) to an F32 value, exactly.
-pub(crate) fn to_f32(b: &mut FunctionBuilder, fmt: Narrow, x: Value) -> Value {
+/// Widens one element of the narrow type `t` (its byte: I8) to an F32 value, exactly.
+pub(crate) fn to_f32(b: &mut FunctionBuilder, t: ScalarType, x: Value) -> Value {
+    let Some(fmt) = Narrow::of(t) else {
+        return e8m0_to_f32(b, x);
+    };
     let i = types::I32;
     let x = b.ins().uextend(i, x);
     // The code at the top of the word: the byte's other bits fall out.
@@ -112,15 +121,18 @@ pub(crate) fn to_f32(b: &mut FunctionBuilder, fmt: Narrow, x: Value) -> Value {
     bitcast_le(b, types::F32, bits)
 }
 
-/// Rounds the float whose bits are the I32 `x` into `fmt` by `rounding`; `saturate` is `_sat`.
-/// Returns the element's byte (I8).
+/// Rounds the float whose bits are the I32 `x` into the narrow type `t` by `rounding`;
+/// `saturate` is `_sat`. Returns the element's byte (I8).
 pub(crate) fn from_f32_bits(
     b: &mut FunctionBuilder,
-    fmt: Narrow,
+    t: ScalarType,
     x: Value,
     rounding: Rounding,
     saturate: bool,
 ) -> Value {
+    let Some(fmt) = Narrow::of(t) else {
+        return e8m0_from_f32_bits(b, x, rounding, saturate);
+    };
     let i = types::I32;
     let sign = b.ins().ushr_imm_u(x, 31);
     let a = b.ins().band_imm_u(x, 0x7fff_ffff);
@@ -210,4 +222,90 @@ pub(crate) fn from_f32_bits(
     let nan_result = if fmt.fnuz { nan } else { max };
     let result = b.ins().select(is_nan, nan_result, result);
     b.ins().ireduce(types::I8, result)
+}
+
+/// E8M0's code (I8) as an F32 value: `c << 23`, 0x00 as 2^-127, 0xff as the quiet NaN.
+fn e8m0_to_f32(b: &mut FunctionBuilder, x: Value) -> Value {
+    let i = types::I32;
+    let c = b.ins().uextend(i, x);
+    let bits = b.ins().ishl_imm_u(c, 23);
+    let is_zero = b.ins().icmp_imm_u(IntCC::Equal, c, 0);
+    let smallest = int_const(b, i, 0x0040_0000);
+    let bits = b.ins().select(is_zero, smallest, bits);
+    let is_nan = b.ins().icmp_imm_u(IntCC::Equal, c, 0xff);
+    let nan = int_const(b, i, 0x7fc0_0000);
+    let bits = b.ins().select(is_nan, nan, bits);
+    bitcast_le(b, types::F32, bits)
+}
+
+/// The float whose bits are the I32 `x` into E8M0 by `rounding` (`saturate`: `_sat`), as I8.
+fn e8m0_from_f32_bits(
+    b: &mut FunctionBuilder,
+    x: Value,
+    rounding: Rounding,
+    saturate: bool,
+) -> Value {
+    let i = types::I32;
+    let e = b.ins().ushr_imm_u(x, 23);
+    let e = b.ins().band_imm_u(e, 0xff);
+    let fraction = b.ins().band_imm_u(x, 0x7f_ffff);
+    // A normal float: its exponent field, plus one where the mode rounds up.
+    let up = match rounding {
+        Rounding::Rte => Some(b.ins().icmp_imm_u(
+            IntCC::UnsignedGreaterThanOrEqual,
+            fraction,
+            0x40_0000,
+        )),
+        Rounding::Rtp => Some(b.ins().icmp_imm_u(IntCC::NotEqual, fraction, 0)),
+        Rounding::Rtz | Rounding::Rtn => None,
+    };
+    // A subnormal float (below 2^-126): 2^-126 (0x01) from 1.5 * 2^-127 (rte) or past 2^-127
+    // (rtp), else 2^-127 (0x00).
+    let sub_up = match rounding {
+        Rounding::Rte => Some(b.ins().icmp_imm_u(
+            IntCC::UnsignedGreaterThanOrEqual,
+            fraction,
+            0x60_0000,
+        )),
+        Rounding::Rtp => Some(
+            b.ins()
+                .icmp_imm_u(IntCC::UnsignedGreaterThan, fraction, 0x40_0000),
+        ),
+        Rounding::Rtz | Rounding::Rtn => None,
+    };
+    let normal = match up {
+        Some(up) => {
+            let up = b.ins().uextend(i, up);
+            b.ins().iadd(e, up)
+        }
+        None => e,
+    };
+    let subnormal = match sub_up {
+        Some(up) => b.ins().uextend(i, up),
+        None => int_const(b, i, 0),
+    };
+    let is_sub = b.ins().icmp_imm_u(IntCC::Equal, e, 0);
+    let code = b.ins().select(is_sub, subnormal, normal);
+    // 255 overflowed (rte, rtp past 2^127): the NaN, or 0xfe under `_sat`.
+    let code = if saturate {
+        let max = int_const(b, i, 0xfe);
+        b.ins().umin(code, max)
+    } else {
+        code
+    };
+    // Zero, negative values and -infinity: the NaN, or 0x00 under `_sat`; +infinity: the NaN,
+    // or 0xfe; NaN: the NaN. On the bits, as signed integers: +0 is 0, negatives below it.
+    let not_positive = b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, x, 0);
+    let low = int_const(b, i, if saturate { 0 } else { 0xff });
+    let code = b.ins().select(not_positive, low, code);
+    let magnitude = b.ins().band_imm_u(x, 0x7fff_ffff);
+    let is_inf = b.ins().icmp_imm_u(IntCC::Equal, x, 0x7f80_0000);
+    let high = int_const(b, i, if saturate { 0xfe } else { 0xff });
+    let code = b.ins().select(is_inf, high, code);
+    let is_nan = b
+        .ins()
+        .icmp_imm_u(IntCC::UnsignedGreaterThan, magnitude, 0x7f80_0000);
+    let nan = int_const(b, i, 0xff);
+    let code = b.ins().select(is_nan, nan, code);
+    b.ins().ireduce(types::I8, code)
 }

@@ -27,6 +27,7 @@ pub fn element_type(t: ScalarType) -> Type {
         | ScalarType::Fp6E3M2
         | ScalarType::Fp8E4M3Fnuz
         | ScalarType::Fp8E5M2Fnuz
+        | ScalarType::Fp8E8M0
         | ScalarType::Bool => types::I8,
         ScalarType::Short | ScalarType::UShort | ScalarType::Half | ScalarType::BFloat => {
             types::I16

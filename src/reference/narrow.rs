@@ -29,6 +29,19 @@
 //!   NaN 0x80 widens to the destination's quiet NaN with the sign bit set (0xffc00000 for
 //!   float).
 //!
+//! - **E8M0** (OCP MX v1.0, 5.4.1: "an unsigned representation of a conventional biased
+//!   Float32 exponent"; bias 127, "no representation for Inf", the one NaN 0xff; no zero, no
+//!   sign): code c is 2^(c - 127), 2^-127 to 2^127. Into it, a positive value rounds by the
+//!   mode to a power of two: rtz and rtn to the one at or below it, rtp to the one at or above
+//!   it, rte to the nearer, a tie (1.5 * 2^e: every code's significand is 1, odd, so
+//!   ties-to-even cannot choose) going up, as ml_dtypes and LLVM round it. A positive value
+//!   below 2^-127 gives 2^-127 (0x00) in every mode (there is no zero to round to; ml_dtypes'
+//!   rule). Past 2^127: the NaN where IEEE-754 gives an infinity, 2^127 (0xfe) where it rounds
+//!   toward zero, and 0xfe for every overflow and +infinity under `_sat`. Zero, negative values
+//!   and -infinity, which E8M0 cannot hold, give the NaN, or 2^-127 (0x00) under `_sat`
+//!   (ml_dtypes: "NaN or saturate" to its lowest value). NaN gives 0xff; 0xff widens to the
+//!   destination's positive quiet NaN (float 0x7fc00000).
+//!
 //! An element's code sits in the low bits of its byte (FP4 in bits 0-3, FP6 in bits 0-5); the
 //! bits above are ignored when read and zero when written.
 
@@ -182,19 +195,25 @@ impl NarrowFormat {
 trait Partner: Float + FloatConvert<Double> {
     /// The partner's quiet NaN with the sign bit set: what the FNUZ NaN widens to.
     const NEGATIVE_QUIET_NAN: u64;
+    /// The partner's positive quiet NaN: what E8M0's NaN widens to.
+    const QUIET_NAN: u64;
 }
 
 impl Partner for Half {
     const NEGATIVE_QUIET_NAN: u64 = 0xfe00;
+    const QUIET_NAN: u64 = 0x7e00;
 }
 impl Partner for Single {
     const NEGATIVE_QUIET_NAN: u64 = 0xffc0_0000;
+    const QUIET_NAN: u64 = 0x7fc0_0000;
 }
 impl Partner for Double {
     const NEGATIVE_QUIET_NAN: u64 = 0xfff8_0000_0000_0000;
+    const QUIET_NAN: u64 = 0x7ff8_0000_0000_0000;
 }
 impl Partner for BFloat {
     const NEGATIVE_QUIET_NAN: u64 = 0xffc0;
+    const QUIET_NAN: u64 = 0x7fc0;
 }
 
 /// `bits` of `P` as an f64, `None` for a NaN.
@@ -209,16 +228,16 @@ fn partner_value<P: Partner>(bits: u64) -> Option<f64> {
     Some(f64::from_bits(d.to_bits() as u64))
 }
 
-/// The f64 `v` (a narrow format's value: exact in every partner) as `P`'s bits.
-fn partner_bits<P: Partner>(v: f64) -> u64
+/// The f64 `v` (a narrow format's value) as `P`'s bits, rounded by `round`: exact but for
+/// E8M0 into half (2^-127 and 2^127 lie beyond half's range).
+fn partner_bits<P: Partner>(v: f64, round: Round) -> u64
 where
     Double: FloatConvert<P>,
 {
     let mut loses_info = false;
     let p: P = Double::from_bits(u128::from(v.to_bits()))
-        .convert_r(Round::NearestTiesToEven, &mut loses_info)
+        .convert_r(round, &mut loses_info)
         .value;
-    debug_assert!(!loses_info, "every narrow value is exact in its partners");
     p.to_bits() as u64
 }
 
@@ -254,11 +273,13 @@ pub(super) fn kernel(src: ScalarType, dst: ScalarType) -> Option<super::Kernel> 
         (ScalarType::Fp6E3M2, p) => partner!(p, P => from_narrow::<P, 2> as super::Kernel),
         (ScalarType::Fp8E4M3Fnuz, p) => partner!(p, P => from_narrow::<P, 3> as super::Kernel),
         (ScalarType::Fp8E5M2Fnuz, p) => partner!(p, P => from_narrow::<P, 4> as super::Kernel),
+        (ScalarType::Fp8E8M0, p) => partner!(p, P => from_e8m0::<P> as super::Kernel),
         (p, ScalarType::Fp4E2M1) => partner!(p, P => into_narrow::<P, 0> as super::Kernel),
         (p, ScalarType::Fp6E2M3) => partner!(p, P => into_narrow::<P, 1> as super::Kernel),
         (p, ScalarType::Fp6E3M2) => partner!(p, P => into_narrow::<P, 2> as super::Kernel),
         (p, ScalarType::Fp8E4M3Fnuz) => partner!(p, P => into_narrow::<P, 3> as super::Kernel),
         (p, ScalarType::Fp8E5M2Fnuz) => partner!(p, P => into_narrow::<P, 4> as super::Kernel),
+        (p, ScalarType::Fp8E8M0) => partner!(p, P => into_e8m0::<P> as super::Kernel),
         _ => None,
     }
 }
@@ -271,13 +292,78 @@ const fn format<const N: usize>() -> NarrowFormat {
     }
 }
 
-fn from_narrow<P: Partner, const N: usize>(_: &Params, bits: u64) -> ElementResult
+fn from_narrow<P: Partner, const N: usize>(p: &Params, bits: u64) -> ElementResult
 where
     Double: FloatConvert<P>,
 {
     defined(match format::<N>().value(bits) {
-        Some(v) => partner_bits::<P>(v),
+        Some(v) => partner_bits::<P>(v, p.round),
         None => P::NEGATIVE_QUIET_NAN,
+    })
+}
+
+/// E8M0's value of `bits` (the low byte), `None` for the NaN 0xff.
+fn e8m0_value(bits: u64) -> Option<f64> {
+    let code = (bits & 0xff) as i32;
+    (code != 0xff).then(|| 2f64.powi(code - 127))
+}
+
+/// The E8M0 code of the non-NaN `x` (exact in f64), by the module's rules.
+fn e8m0_encode(x: f64, round: Round, saturate: bool) -> u64 {
+    const NAN: u64 = 0xff;
+    const MAX: u64 = 0xfe;
+    if x == f64::INFINITY {
+        return if saturate { MAX } else { NAN };
+    }
+    if x <= 0.0 {
+        // Zero, negative values and -infinity: nothing E8M0 holds.
+        return if saturate { 0 } else { NAN };
+    }
+    // 2^e <= x < 2^(e + 1), exactly: f64 holds every source value, subnormals included.
+    let mut e = x.log2().floor() as i32;
+    while 2f64.powi(e) > x {
+        e -= 1;
+    }
+    while 2f64.powi(e + 1) <= x {
+        e += 1;
+    }
+    let low = 2f64.powi(e);
+    let up = match round {
+        Round::NearestTiesToEven => x >= 1.5 * low,
+        Round::TowardPositive => x > low,
+        _ => false,
+    };
+    let code = e + 127 + i32::from(up);
+    if code < 0 {
+        0
+    } else if code > 254 {
+        // Past 2^127: IEEE-754 gives an infinity when the mode rounded up (rte, rtp), the
+        // largest value when it rounds toward zero (rtz, rtn).
+        let ieee_infinity = matches!(round, Round::NearestTiesToEven | Round::TowardPositive);
+        if ieee_infinity && !saturate {
+            NAN
+        } else {
+            MAX
+        }
+    } else {
+        code as u64
+    }
+}
+
+fn from_e8m0<P: Partner>(p: &Params, bits: u64) -> ElementResult
+where
+    Double: FloatConvert<P>,
+{
+    defined(match e8m0_value(bits) {
+        Some(v) => partner_bits::<P>(v, p.round),
+        None => P::QUIET_NAN,
+    })
+}
+
+fn into_e8m0<P: Partner>(p: &Params, bits: u64) -> ElementResult {
+    defined(match partner_value::<P>(bits) {
+        Some(v) => e8m0_encode(v, p.round, p.saturate),
+        None => 0xff,
     })
 }
 
@@ -299,8 +385,12 @@ fn into_narrow<P: Partner, const N: usize>(p: &Params, bits: u64) -> ElementResu
 /// assert_eq!(narrow_value(Fp4E2M1, 0xf1), Some(0.5)); // the high bits are ignored
 /// assert_eq!(narrow_value(Fp8E4M3Fnuz, 0x80), None); // the NaN
 /// assert_eq!(narrow_value(Fp8E4M3Fnuz, 0x7f), Some(240.0));
+/// assert_eq!(narrow_value(clconv::ScalarType::Fp8E8M0, 0x80), Some(2.0));
 /// ```
 pub fn narrow_value(t: ScalarType, bits: u64) -> Option<f64> {
+    if t == ScalarType::Fp8E8M0 {
+        return e8m0_value(bits);
+    }
     NarrowFormat::of(t).and_then(|f| f.value(bits))
 }
 
@@ -317,12 +407,23 @@ pub fn narrow_value(t: ScalarType, bits: u64) -> Option<f64> {
 /// assert_eq!(e2m1(5.0), 0b0110); // a tie: 4.0
 /// assert_eq!(e2m1(7.0), 0b0111); // 6.0, the largest
 /// assert_eq!(e2m1(-100.0), 0b1111); // -6.0
+/// let e8m0 = |x: f64| round_to_narrow(clconv::ScalarType::Fp8E8M0, x, Rte, false);
+/// assert_eq!(e8m0(1000.0), 0x89); // 2^10: 1000 is past 1.5 * 2^9
+/// assert_eq!(e8m0(0.0), 0xff); // no zero: NaN (0x00 with `_sat`)
 /// ```
 pub fn round_to_narrow(t: ScalarType, x: f64, rounding: Rounding, saturate: bool) -> u64 {
+    let round = super::apfloat_round(rounding);
+    if t == ScalarType::Fp8E8M0 {
+        return if x.is_nan() {
+            0xff
+        } else {
+            e8m0_encode(x, round, saturate)
+        };
+    }
     let f = NarrowFormat::of(t).expect("a narrow type");
     if x.is_nan() {
         f.nan()
     } else {
-        f.encode(x, super::apfloat_round(rounding), saturate)
+        f.encode(x, round, saturate)
     }
 }

@@ -1782,7 +1782,8 @@ fn fill(src: &mut [u8], expected: &mut [u8], start: u64, n: usize, fast: &FastCo
                 | ScalarType::Fp6E2M3
                 | ScalarType::Fp6E3M2
                 | ScalarType::Fp8E4M3Fnuz
-                | ScalarType::Fp8E5M2Fnuz => unreachable!("the narrow formats return above"),
+                | ScalarType::Fp8E5M2Fnuz
+                | ScalarType::Fp8E8M0 => unreachable!("the narrow formats return above"),
             }
         };
     }
@@ -1806,7 +1807,8 @@ fn fill(src: &mut [u8], expected: &mut [u8], start: u64, n: usize, fast: &FastCo
         | ScalarType::Fp6E2M3
         | ScalarType::Fp6E3M2
         | ScalarType::Fp8E4M3Fnuz
-        | ScalarType::Fp8E5M2Fnuz => unreachable!("the narrow formats return above"),
+        | ScalarType::Fp8E5M2Fnuz
+        | ScalarType::Fp8E8M0 => unreachable!("the narrow formats return above"),
     }
 }
 

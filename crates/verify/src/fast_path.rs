@@ -345,6 +345,7 @@ fn float_format(t: ScalarType) -> Option<(u32, u32)> {
         ScalarType::Fp6E3M2 => Some((2, 3)),
         ScalarType::Fp8E4M3Fnuz => Some((3, 4)),
         ScalarType::Fp8E5M2Fnuz => Some((2, 5)),
+        ScalarType::Fp8E8M0 => Some((0, 8)),
         _ => None,
     }
 }
@@ -392,17 +393,76 @@ impl Fmt {
 struct Narrow {
     bias: i32,
     fnuz: bool,
+    /// OCP MX's E8M0 (5.4.1): an unsigned biased exponent alone, 0xff the NaN.
+    e8m0: bool,
 }
 
 fn narrow_format(t: ScalarType) -> Option<Narrow> {
-    let (bias, fnuz) = match t {
-        ScalarType::Fp4E2M1 | ScalarType::Fp6E2M3 => (1, false),
-        ScalarType::Fp6E3M2 => (3, false),
-        ScalarType::Fp8E4M3Fnuz => (8, true),
-        ScalarType::Fp8E5M2Fnuz => (16, true),
+    let (bias, fnuz, e8m0) = match t {
+        ScalarType::Fp4E2M1 | ScalarType::Fp6E2M3 => (1, false, false),
+        ScalarType::Fp6E3M2 => (3, false, false),
+        ScalarType::Fp8E4M3Fnuz => (8, true, false),
+        ScalarType::Fp8E5M2Fnuz => (16, true, false),
+        ScalarType::Fp8E8M0 => (127, false, true),
         _ => return None,
     };
-    Some(Narrow { bias, fnuz })
+    Some(Narrow { bias, fnuz, e8m0 })
+}
+
+/// A value into E8M0 by the reference's rules (`src/reference/narrow.rs`): a positive value
+/// to the power of two at or below it (rtz, rtn), at or above it (rtp), or the nearer one with
+/// the tie 1.5 * 2^e going up (rte); below 2^-127, 0x00; past 2^127, the NaN where the mode
+/// rounded up and 0xfe where it rounds toward zero; zero, negative values and -infinity the
+/// NaN, +infinity the NaN; `_sat`: 0x00 for the first and 0xfe for every overflow.
+#[inline(always)]
+fn to_e8m0(value: Value, mode: Rounding, saturate: bool) -> u64 {
+    const NAN: u64 = 0xff;
+    const MAX: u64 = 0xfe;
+    match value {
+        Value::Nan { .. } => NAN,
+        Value::Infinite { negative: false } => {
+            if saturate {
+                MAX
+            } else {
+                NAN
+            }
+        }
+        Value::Infinite { negative: true }
+        | Value::Finite { negative: true, .. }
+        | Value::Finite { magnitude: 0, .. } => {
+            if saturate {
+                0
+            } else {
+                NAN
+            }
+        }
+        Value::Finite {
+            magnitude, exp2, ..
+        } => {
+            // magnitude * 2^exp2 is in [2^e, 2^(e + 1)).
+            let top = 63 - magnitude.leading_zeros() as i32;
+            let e = top + exp2;
+            let exact = magnitude.is_power_of_two();
+            let half_or_more = top >= 1 && (magnitude >> (top - 1)) & 1 == 1;
+            let up = match mode {
+                Rounding::Rte => half_or_more,
+                Rounding::Rtp => !exact,
+                Rounding::Rtz | Rounding::Rtn => false,
+            };
+            let code = e + 127 + i32::from(up);
+            if code < 0 {
+                0
+            } else if code > 254 {
+                if saturate || matches!(mode, Rounding::Rtz | Rounding::Rtn) {
+                    MAX
+                } else {
+                    NAN
+                }
+            } else {
+                code as u64
+            }
+        }
+    }
 }
 
 /// A value rounded into a narrow format: IEEE-754's rounding with the format's range, then
@@ -412,6 +472,9 @@ fn narrow_format(t: ScalarType) -> Option<Narrow> {
 /// infinity (the largest value of the sign under `_sat`), and +0 for every zero.
 #[inline(always)]
 fn to_narrow(value: Value, fmt: Fmt, narrow: Narrow, mode: Rounding) -> u64 {
+    if narrow.e8m0 {
+        return to_e8m0(value, mode, fmt.saturate);
+    }
     let sign_bit = 1u64 << (fmt.m + fmt.e);
     let (max, beyond_max) = beyond(fmt);
     let nan = if narrow.fnuz { sign_bit } else { max };
@@ -462,6 +525,23 @@ fn integer_of(value: Value) -> i128 {
 
 #[inline(always)]
 fn decode(src: ScalarType, bits: u64) -> Value {
+    if let Some(Narrow { e8m0: true, .. }) = narrow_format(src) {
+        // An E8M0 code: 2^(code - 127), 0xff the NaN (positive: E8M0 has no sign).
+        let code = bits & 0xff;
+        return if code == 0xff {
+            Value::Nan {
+                negative: false,
+                mantissa: 0,
+                mantissa_bits: 0,
+            }
+        } else {
+            Value::Finite {
+                negative: false,
+                magnitude: 1,
+                exp2: code as i32 - 127,
+            }
+        };
+    }
     if let (Some((m, e)), Some(narrow)) = (float_format(src), narrow_format(src)) {
         // A narrow code: the low m + e + 1 bits (the rest of the byte ignored), every code
         // finite but the FNUZ NaN 0x80, read as the partners' NaN with the sign bit set.

@@ -9,9 +9,11 @@
 //! names the interpreter in `CLCONV_PYTHON`, else `python3` is used): without it the test fails
 //! and says so, never skips.
 //!
-//! One difference is expected, and counted: a NaN into FP4 or FP6 (which have none) is
+//! Two differences are expected, and counted: a NaN into FP4 or FP6 (which have none) is
 //! implementation-defined in OCP MX v1.0; clconv gives the largest positive value (PTX's
-//! `cvt`, CUDA, ONNX), ml_dtypes -0 for a positive NaN and +0 for a negative one.
+//! `cvt`, CUDA, ONNX), ml_dtypes -0 for a positive NaN and +0 for a negative one. And into E8M0
+//! ml_dtypes gives 2^-126 (0x01) for the values strictly between 2^-127 and 1.5 * 2^-127, which
+//! are nearer 2^-127 (0x00, clconv's result): it rounds there as if 0x00 were zero.
 
 use clconv::{reference, Extensions, Request, Rounding, ScalarType};
 use std::path::Path;
@@ -20,12 +22,13 @@ use std::process::Command;
 const LOW: [u32; 6] = [0x0000, 0x0001, 0x7fff, 0x8000, 0x8001, 0xffff];
 
 /// The narrow formats in the script's order, with their bits.
-const TYPES: [(ScalarType, u32); 5] = [
+const TYPES: [(ScalarType, u32); 6] = [
     (ScalarType::Fp4E2M1, 4),
     (ScalarType::Fp6E2M3, 6),
     (ScalarType::Fp6E3M2, 6),
     (ScalarType::Fp8E4M3Fnuz, 8),
     (ScalarType::Fp8E5M2Fnuz, 8),
+    (ScalarType::Fp8E8M0, 8),
 ];
 
 fn converter(name: &str) -> reference::ElementConverter {
@@ -80,6 +83,7 @@ fn the_narrow_formats_agree_with_ml_dtypes() {
     let patterns: Vec<u64> = (0..65536).collect();
     let mut compared = 0usize;
     let mut nan_differences = 0usize;
+    let mut e8m0_differences = 0usize;
     for (t, bits) in TYPES {
         // Every code into float.
         let decoded = take(4 << bits);
@@ -109,6 +113,20 @@ fn the_narrow_formats_agree_with_ml_dtypes() {
                 if ours == their {
                     continue;
                 }
+                if t == ScalarType::Fp8E8M0 {
+                    let v = reference::narrow_value(ScalarType::Fp8E8M0, 0).unwrap();
+                    let x_value = match source {
+                        "float" => f64::from(f32::from_bits(x as u32)),
+                        "bfloat" => f64::from(f32::from_bits((x as u32) << 16)),
+                        _ => f64::NAN,
+                    };
+                    assert!(
+                        (ours, their) == (0x00, 0x01) && x_value > v && x_value < 1.5 * v,
+                        "{name} of {x:#x}: clconv {ours:#x}, ml_dtypes {version} {their:#x}"
+                    );
+                    e8m0_differences += 1;
+                    continue;
+                }
                 let finite_only = !matches!(t, ScalarType::Fp8E4M3Fnuz | ScalarType::Fp8E5M2Fnuz);
                 assert!(
                     finite_only && is_nan(source, x) && (their & !(1 << (bits - 1))) == 0,
@@ -124,8 +142,16 @@ fn the_narrow_formats_agree_with_ml_dtypes() {
         + patterns.iter().filter(|&&x| is_nan("half", x)).count()
         + patterns.iter().filter(|&&x| is_nan("bfloat", x)).count();
     assert_eq!(nan_differences, 3 * nans);
+    // The floats 2^-127 * (1 + k * 2^-23), 0 < k < 2^22 (fractions 0x400001..0x5fffff, times
+    // the six low halves that fall there), and bfloat16's 0x0041..0x005f.
+    let floats_between = floats
+        .iter()
+        .filter(|&&x| (0x0040_0001..0x0060_0000).contains(&x))
+        .count();
+    assert_eq!(e8m0_differences, floats_between + (0x60 - 0x41));
     eprintln!(
         "ml_dtypes {version}: {compared} conversions compared, equal but for the {nan_differences} \
-         NaNs into FP4 and FP6 (clconv: +max, ml_dtypes: a zero)"
+         NaNs into FP4 and FP6 (clconv: +max, ml_dtypes: a zero) and {e8m0_differences} values \
+         between 2^-127 and 1.5 * 2^-127 into E8M0 (clconv 2^-127, ml_dtypes 2^-126)"
     );
 }
