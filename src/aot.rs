@@ -1070,7 +1070,7 @@ fn c_type(t: ScalarType) -> &'static str {
         ScalarType::Short => "int16_t",
         ScalarType::UShort => "uint16_t",
         ScalarType::Int => "int32_t",
-        ScalarType::UInt => "uint32_t",
+        ScalarType::UInt | ScalarType::Tf32 => "uint32_t",
         ScalarType::Long => "int64_t",
         ScalarType::ULong => "uint64_t",
         ScalarType::Half | ScalarType::BFloat => "uint16_t",

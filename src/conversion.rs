@@ -449,7 +449,7 @@ impl Conversion {
     /// ```
     /// use clconv::{Conversion, Extensions};
     /// let all = Conversion::beyond_opencl(Extensions::with_fp16());
-    /// assert_eq!(all.len(), 720 + 174 + 2700);
+    /// assert_eq!(all.len(), 720 + 174 + 3150);
     /// assert!(all.iter().any(|c| c.to_string() == "convert_int_satsrc(float)"));
     /// assert!(all.iter().any(|c| c.to_string() == "convert_long_satmsb_rte(float)"));
     /// ```
@@ -469,7 +469,7 @@ impl Conversion {
     /// let n = Conversion::with_narrow(Extensions::with_fp16());
     /// // Into each (4 partners and itself, _sat or not), out of it (bfloat takes _sat):
     /// // 6 widths, 5 roundings.
-    /// assert_eq!(n.len(), 6 * (5 * 2 + 3 + 2) * 6 * 5);
+    /// assert_eq!(n.len(), 7 * (5 * 2 + 3 + 2) * 6 * 5);
     /// assert!(n.iter().any(|c| c.to_string() == "convert_fp4e2m1x4_sat_rte(float4)"));
     /// assert!(n.iter().any(|c| c.to_string() == "convert_bfloat16_sat(fp8e4m3fnuzx16)"));
     /// ```

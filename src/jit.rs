@@ -1322,7 +1322,7 @@ impl Kernel {
         )?;
         // SAFETY: `Element` is sealed and implemented only for integers, floats, and `Half`,
         // `BFloat`, `Fp8E4M3`, `Fp8E5M2` and the narrow formats' wrappers (`repr(transparent)`
-        // over u16 or u8): no padding, and
+        // over u32, u16 or u8): no padding, and
         // every byte pattern is a valid value,
         // so their memory may be viewed, and written, as bytes of the same length.
         let (src, dst) = unsafe {
@@ -1703,6 +1703,20 @@ pub struct Fp8E5M2Fnuz(pub u8);
 #[repr(transparent)]
 pub struct Fp8E8M0(pub u8);
 
+/// A tf32 value as its 32-bit word (`tf32`: the top 19 bits; the low 13 ignored when read and
+/// zero when written).
+///
+/// ```
+/// use clconv::jit::{Jit, Tf32};
+/// let k = Jit::new().unwrap().compile("convert_tf32x2(float2)").unwrap();
+/// let mut out = [Tf32(0); 2];
+/// k.run(&[1.0f32, 1.0 + 3.0 / 2048.0], &mut out).unwrap();
+/// assert_eq!(out, [Tf32(0x3f80_0000), Tf32(0x3f80_4000)]); // 1.0, and 1 + 2^-9 (nearest)
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct Tf32(pub u32);
+
 mod sealed {
     pub trait Sealed {}
 }
@@ -1711,7 +1725,7 @@ mod sealed {
 ///
 /// Implemented for `i8`..`u64`, `f32`, `f64`, [`Half`], [`BFloat`], [`Fp8E4M3`], [`Fp8E5M2`],
 /// the narrow formats ([`Fp4E2M1`], [`Fp6E2M3`], [`Fp6E3M2`], [`Fp8E4M3Fnuz`], [`Fp8E5M2Fnuz`],
-/// [`Fp8E8M0`])
+/// [`Fp8E8M0`], [`Tf32`])
 /// and `bool` (a byte, 0 or 1: every kernel into bool writes 0 or 1, and one from bool reads the
 /// caller's `bool`s, which are 0 or 1).
 pub trait Element: Copy + sealed::Sealed + 'static {
@@ -1732,7 +1746,7 @@ element!(i8 => Char, u8 => UChar, i16 => Short, u16 => UShort, i32 => Int, u32 =
     i64 => Long, u64 => ULong, Half => Half, f32 => Float, f64 => Double, BFloat => BFloat,
     Fp8E4M3 => Fp8E4M3, Fp8E5M2 => Fp8E5M2, Fp4E2M1 => Fp4E2M1, Fp6E2M3 => Fp6E2M3,
     Fp6E3M2 => Fp6E3M2, Fp8E4M3Fnuz => Fp8E4M3Fnuz, Fp8E5M2Fnuz => Fp8E5M2Fnuz,
-    Fp8E8M0 => Fp8E8M0, bool => Bool);
+    Fp8E8M0 => Fp8E8M0, Tf32 => Tf32, bool => Bool);
 
 #[cfg(test)]
 mod tests {

@@ -429,6 +429,22 @@ fn defined(bits: u64) -> ElementResult {
 }
 
 impl Params {
+    /// Parameters for a float -> float kernel called directly (the integer fields unused).
+    fn for_floats() -> Params {
+        Params {
+            src_mask: u64::MAX,
+            src_bits: 64,
+            src_signed: false,
+            dst_mask: u64::MAX,
+            min: 0,
+            max: 0,
+            saturate: false,
+            round: Round::NearestTiesToEven,
+            nan_undefined: false,
+            nan_bits: 0,
+        }
+    }
+
     #[inline]
     fn int_value(&self, bits: u64) -> i128 {
         if self.src_signed {
@@ -518,6 +534,23 @@ trait Format:
     fn is_infinite_bits(bits: u64) -> bool {
         !Self::NAN_ONLY && bits & Self::MAGNITUDE_MASK == Self::EXP_MASK << Self::MANTISSA_BITS
     }
+}
+
+/// tf32 (NVIDIA's TensorFloat-32: binary32's sign and 8-bit exponent, 10 fraction bits; PTX ISA,
+/// "Alternate Floating-Point Data Formats") as `rustc_apfloat`'s IEEE-754 semantics of 19 bits.
+/// In a buffer it is the top 19 bits of 32 ([`narrow`]).
+struct Tf32S;
+
+impl rustc_apfloat::ieee::Semantics for Tf32S {
+    const BITS: usize = 19;
+    const EXP_BITS: usize = 8;
+}
+
+type Tf32 = rustc_apfloat::ieee::IeeeFloat<Tf32S>;
+
+impl Format for Tf32 {
+    const WIDTH: u32 = 19;
+    const MANTISSA_BITS: u32 = 10;
 }
 
 impl Format for BFloat {

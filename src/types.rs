@@ -73,6 +73,10 @@ pub enum ScalarType {
     /// an unsigned biased exponent alone, 2^(code - 127) for codes 0 to 254 (2^-127 to 2^127),
     /// 0xff the NaN; no sign, no zero, no infinity.
     Fp8E8M0,
+    /// `tf32`: NVIDIA's TensorFloat-32 (PTX's `.tf32`): float's sign and 8-bit exponent with
+    /// the top 10 fraction bits, held in 32 bits whose low 13 are ignored when read and zero
+    /// when written. Vectors: `tf32x4`.
+    Tf32,
     /// `bool`: a truth value, what every shader language converts to and from (WGSL's
     /// `bool(e)`, GLSL's `bvec4(v)`, HLSL's `(bool)x`). Not a number: converting a number to
     /// bool gives false for zero (`-0.0` included) and true for everything else (NaN included);
@@ -151,15 +155,16 @@ impl ScalarType {
 
     /// The formats of 2026's machine learning that clconv converts to and from half, float,
     /// double and bfloat only ([`ScalarType::is_narrow`]): OCP Microscaling's FP4 and FP6
-    /// element types, the FNUZ 8-bit floats and the E8M0 scale. They are not in [`ScalarType::ALL`], whose
+    /// element types, the FNUZ 8-bit floats, the E8M0 scale and tf32. They are not in [`ScalarType::ALL`], whose
     /// every pair converts.
-    pub const NARROW: [ScalarType; 6] = [
+    pub const NARROW: [ScalarType; 7] = [
         ScalarType::Fp4E2M1,
         ScalarType::Fp6E2M3,
         ScalarType::Fp6E3M2,
         ScalarType::Fp8E4M3Fnuz,
         ScalarType::Fp8E5M2Fnuz,
         ScalarType::Fp8E8M0,
+        ScalarType::Tf32,
     ];
 
     /// The types a narrow format ([`ScalarType::NARROW`]) converts to and from.
@@ -209,6 +214,7 @@ impl ScalarType {
             ScalarType::Fp8E4M3Fnuz => "fp8e4m3fnuz",
             ScalarType::Fp8E5M2Fnuz => "fp8e5m2fnuz",
             ScalarType::Fp8E8M0 => "fp8e8m0",
+            ScalarType::Tf32 => "tf32",
             ScalarType::Bool => "bool",
         }
     }
@@ -225,7 +231,7 @@ impl ScalarType {
     /// The Itanium mangling code of the type as a parameter: `c h s t i j l m Dh f d`; Clang's
     /// `DF16b` for bfloat (`__bf16`), and vendor-extended `u7fp8e4m3`, `u7fp8e5m2` for the 8-bit
     /// floats and `u7fp4e2m1`, `u7fp6e2m3`, `u7fp6e3m2`, `u11fp8e4m3fnuz`, `u11fp8e5m2fnuz`,
-    /// `u7fp8e8m0` for the narrow formats.
+    /// `u7fp8e8m0`, `u4tf32` for the narrow formats.
     pub const fn mangled_code(self) -> &'static str {
         match self {
             ScalarType::Char => "c",
@@ -248,6 +254,7 @@ impl ScalarType {
             ScalarType::Fp8E4M3Fnuz => "u11fp8e4m3fnuz",
             ScalarType::Fp8E5M2Fnuz => "u11fp8e5m2fnuz",
             ScalarType::Fp8E8M0 => "u7fp8e8m0",
+            ScalarType::Tf32 => "u4tf32",
             ScalarType::Bool => "b",
         }
     }
@@ -268,7 +275,7 @@ impl ScalarType {
             | ScalarType::Fp8E8M0
             | ScalarType::Bool => 8,
             ScalarType::Short | ScalarType::UShort | ScalarType::Half | ScalarType::BFloat => 16,
-            ScalarType::Int | ScalarType::UInt | ScalarType::Float => 32,
+            ScalarType::Int | ScalarType::UInt | ScalarType::Float | ScalarType::Tf32 => 32,
             ScalarType::Long | ScalarType::ULong | ScalarType::Double => 64,
         }
     }
@@ -293,7 +300,7 @@ impl ScalarType {
     }
 
     /// True for the narrow formats ([`ScalarType::NARROW`]): FP4 E2M1, FP6 E2M3 and E3M2,
-    /// E4M3FNUZ, E5M2FNUZ, E8M0.
+    /// E4M3FNUZ, E5M2FNUZ, E8M0, tf32.
     ///
     /// ```
     /// use clconv::ScalarType;
@@ -310,11 +317,13 @@ impl ScalarType {
                 | ScalarType::Fp8E4M3Fnuz
                 | ScalarType::Fp8E5M2Fnuz
                 | ScalarType::Fp8E8M0
+                | ScalarType::Tf32
         )
     }
 
-    /// True for the floating-point types narrower than float, which clconv converts through
-    /// float: `half`, `bfloat`, `fp8e4m3`, `fp8e5m2`.
+    /// True for the floating-point types narrower than float in a buffer, which clconv
+    /// converts through float: `half`, `bfloat`, `fp8e4m3`, `fp8e5m2`, and the narrow formats
+    /// but tf32.
     pub const fn is_small_float(self) -> bool {
         self.is_float() && self.bits() < 32
     }

@@ -11,6 +11,8 @@
 //!   0x80 is the only NaN, there is no -0 and no infinity.
 //! - E8M0 (OCP MX v1.0, 5.4.1): code c is 2^(c - 127), 0xff the NaN; no sign, zero or
 //!   infinity.
+//! - tf32 (PTX ISA, "Alternate Floating-Point Data Formats"): 1 sign, 8 exponent and 10
+//!   mantissa bits, binary32's conventions, in the top 19 bits of a 32-bit word.
 
 use clconv::{reference, Extensions, Request, RequestError, Rounding, ScalarType};
 
@@ -257,5 +259,39 @@ fn e8m0_is_a_power_of_two() {
     assert_eq!(
         reference("convert_half_rtz(fp8e8m0)", &[0x00, 0xfe]),
         [0x0000, 0x7bff]
+    );
+}
+
+#[test]
+fn tf32_is_float_with_ten_fraction_bits() {
+    // 1 + 2^-11 is halfway between 1.0 and 1 + 2^-10: to even, 1.0 (rte); 1 + 3 * 2^-11
+    // halfway between 1 + 2^-10 (odd) and 1 + 2^-9: up. FLT_MAX rounds to infinity (rte) or
+    // 0x7f7fe000 (rtz, `_sat`). A NaN keeps its top payload bits and is made quiet.
+    let inputs = [
+        1.0f32 + 1.0 / 2048.0,
+        1.0 + 3.0 / 2048.0,
+        f32::MAX,
+        f32::from_bits(0x7f80_4000), // a signalling NaN with payload in the kept bits
+    ]
+    .map(f);
+    assert_eq!(
+        reference("convert_tf32(float)", &inputs),
+        [0x3f80_0000, 0x3f80_4000, 0x7f80_0000, 0x7fc0_4000]
+    );
+    assert_eq!(
+        reference("convert_tf32_rtz(float)", &inputs),
+        [0x3f80_0000, 0x3f80_2000, 0x7f7f_e000, 0x7fc0_4000]
+    );
+    assert_eq!(
+        reference(
+            "convert_tf32_sat(float)",
+            &[f(f32::MAX), f(f32::NEG_INFINITY)]
+        ),
+        [0x7f7f_e000, 0xff7f_e000]
+    );
+    // Read: the low 13 bits are ignored.
+    assert_eq!(
+        reference("convert_float(tf32)", &[0x3f80_1fff, 0x7f80_0001]),
+        [0x3f80_0000, 0x7f80_0000]
     );
 }

@@ -24,6 +24,9 @@
 //!   or past 1.5 * 2^e; rtp: any fraction bit); a float subnormal (below 2^-126) gives 0x01
 //!   from 1.5 * 2^-127 (rte) or past 2^-127 (rtp), else 0x00; a code of 255 overflowed. Zero,
 //!   negative values and infinities by the reference's rules.
+//! - **tf32** is float's top 19 bits: widening masks the low 13 (and quiets a NaN); narrowing
+//!   rounds as bfloat16's does, adding below the kept bits (rte: 0xfff and the kept lsb; rtp,
+//!   rtn: 0x1fff on their sign) so that a carry moves into the exponent, up to infinity.
 
 use super::values::{bitcast_le, int_const};
 use crate::types::{Rounding, ScalarType};
@@ -87,8 +90,10 @@ impl Narrow {
 
 /// Widens one element of the narrow type `t` (its byte: I8) to an F32 value, exactly.
 pub(crate) fn to_f32(b: &mut FunctionBuilder, t: ScalarType, x: Value) -> Value {
-    let Some(fmt) = Narrow::of(t) else {
-        return e8m0_to_f32(b, x);
+    let fmt = match (t, Narrow::of(t)) {
+        (_, Some(fmt)) => fmt,
+        (ScalarType::Tf32, None) => return tf32_to_f32(b, x),
+        _ => return e8m0_to_f32(b, x),
     };
     let i = types::I32;
     let x = b.ins().uextend(i, x);
@@ -122,7 +127,7 @@ pub(crate) fn to_f32(b: &mut FunctionBuilder, t: ScalarType, x: Value) -> Value 
 }
 
 /// Rounds the float whose bits are the I32 `x` into the narrow type `t` by `rounding`;
-/// `saturate` is `_sat`. Returns the element's byte (I8).
+/// `saturate` is `_sat`. Returns the element's byte (I8), or tf32's word (I32).
 pub(crate) fn from_f32_bits(
     b: &mut FunctionBuilder,
     t: ScalarType,
@@ -130,8 +135,10 @@ pub(crate) fn from_f32_bits(
     rounding: Rounding,
     saturate: bool,
 ) -> Value {
-    let Some(fmt) = Narrow::of(t) else {
-        return e8m0_from_f32_bits(b, x, rounding, saturate);
+    let fmt = match (t, Narrow::of(t)) {
+        (_, Some(fmt)) => fmt,
+        (ScalarType::Tf32, None) => return tf32_from_f32_bits(b, x, rounding, saturate),
+        _ => return e8m0_from_f32_bits(b, x, rounding, saturate),
     };
     let i = types::I32;
     let sign = b.ins().ushr_imm_u(x, 31);
@@ -308,4 +315,67 @@ fn e8m0_from_f32_bits(
     let nan = int_const(b, i, 0xff);
     let code = b.ins().select(is_nan, nan, code);
     b.ins().ireduce(types::I8, code)
+}
+
+/// tf32's word (I32) as an F32 value: the low 13 bits cleared, a NaN made quiet.
+fn tf32_to_f32(b: &mut FunctionBuilder, x: Value) -> Value {
+    let bits = b.ins().band_imm_u(x, 0xffff_e000u32 as i64);
+    let magnitude = b.ins().band_imm_u(bits, 0x7fff_ffff);
+    let is_nan = b
+        .ins()
+        .icmp_imm_u(IntCC::UnsignedGreaterThan, magnitude, 0x7f80_0000);
+    let quiet = b.ins().bor_imm_u(bits, 0x40_0000);
+    let bits = b.ins().select(is_nan, quiet, bits);
+    bitcast_le(b, types::F32, bits)
+}
+
+/// The float whose bits are the I32 `x` into tf32 by `rounding` (`saturate`: `_sat`), as I32.
+fn tf32_from_f32_bits(
+    b: &mut FunctionBuilder,
+    x: Value,
+    rounding: Rounding,
+    saturate: bool,
+) -> Value {
+    let i = types::I32;
+    let sign = b.ins().band_imm_u(x, 0x8000_0000u32 as i64);
+    let a = b.ins().band_imm_u(x, 0x7fff_ffff);
+    let zero = int_const(b, i, 0);
+    let add = match rounding {
+        Rounding::Rte => {
+            let kept = b.ins().ushr_imm_u(a, 13);
+            let odd = b.ins().band_imm_u(kept, 1);
+            Some(b.ins().iadd_imm_u(odd, 0xfff))
+        }
+        Rounding::Rtz => None,
+        Rounding::Rtp | Rounding::Rtn => {
+            let negative = b.ins().icmp_imm_u(IntCC::NotEqual, sign, 0);
+            let up = if rounding == Rounding::Rtp {
+                b.ins().icmp_imm_u(IntCC::Equal, sign, 0)
+            } else {
+                negative
+            };
+            let all = int_const(b, i, 0x1fff);
+            Some(b.ins().select(up, all, zero))
+        }
+    };
+    let rounded = match add {
+        Some(add) => b.ins().iadd(a, add),
+        None => a,
+    };
+    let magnitude = b.ins().band_imm_u(rounded, 0xffff_e000u32 as i64);
+    let magnitude = if saturate {
+        // Infinity, from an overflow or an infinite source: the largest finite value.
+        let max = int_const(b, i, 0x7f7f_e000);
+        b.ins().umin(magnitude, max)
+    } else {
+        magnitude
+    };
+    // A NaN: its top 10 payload bits, made quiet.
+    let is_nan = b
+        .ins()
+        .icmp_imm_u(IntCC::UnsignedGreaterThan, a, 0x7f80_0000);
+    let nan = b.ins().band_imm_u(a, 0xffff_e000u32 as i64);
+    let nan = b.ins().bor_imm_u(nan, 0x40_0000);
+    let magnitude = b.ins().select(is_nan, nan, magnitude);
+    b.ins().bor(magnitude, sign)
 }

@@ -32,7 +32,7 @@ pub fn element_type(t: ScalarType) -> Type {
         ScalarType::Short | ScalarType::UShort | ScalarType::Half | ScalarType::BFloat => {
             types::I16
         }
-        ScalarType::Int | ScalarType::UInt => types::I32,
+        ScalarType::Int | ScalarType::UInt | ScalarType::Tf32 => types::I32,
         ScalarType::Long | ScalarType::ULong => types::I64,
         ScalarType::Float => types::F32,
         ScalarType::Double => types::F64,

@@ -42,6 +42,13 @@
 //!   (ml_dtypes: "NaN or saturate" to its lowest value). NaN gives 0xff; 0xff widens to the
 //!   destination's positive quiet NaN (float 0x7fc00000).
 //!
+//! - **tf32** (PTX ISA, "Alternate Floating-Point Data Formats": "1 sign bit, 8 exponent bits
+//!   and 10 mantissa bits"): binary32's IEEE-754 conventions with 10 fraction bits, converted as
+//!   bfloat16 is ([`super::Tf32`], `rustc_apfloat`'s IEEE semantics): by the mode, overflow to
+//!   infinity or the largest finite value by the mode (`_sat`: the largest finite value), NaN
+//!   with its sign, top payload bits and the quiet bit. Its 19 bits are the top of a 32-bit
+//!   word; the low 13 are ignored when read and zero when written.
+//!
 //! An element's code sits in the low bits of its byte (FP4 in bits 0-3, FP6 in bits 0-5); the
 //! bits above are ignored when read and zero when written.
 
@@ -274,12 +281,14 @@ pub(super) fn kernel(src: ScalarType, dst: ScalarType) -> Option<super::Kernel> 
         (ScalarType::Fp8E4M3Fnuz, p) => partner!(p, P => from_narrow::<P, 3> as super::Kernel),
         (ScalarType::Fp8E5M2Fnuz, p) => partner!(p, P => from_narrow::<P, 4> as super::Kernel),
         (ScalarType::Fp8E8M0, p) => partner!(p, P => from_e8m0::<P> as super::Kernel),
+        (ScalarType::Tf32, p) => partner!(p, P => from_tf32::<P> as super::Kernel),
         (p, ScalarType::Fp4E2M1) => partner!(p, P => into_narrow::<P, 0> as super::Kernel),
         (p, ScalarType::Fp6E2M3) => partner!(p, P => into_narrow::<P, 1> as super::Kernel),
         (p, ScalarType::Fp6E3M2) => partner!(p, P => into_narrow::<P, 2> as super::Kernel),
         (p, ScalarType::Fp8E4M3Fnuz) => partner!(p, P => into_narrow::<P, 3> as super::Kernel),
         (p, ScalarType::Fp8E5M2Fnuz) => partner!(p, P => into_narrow::<P, 4> as super::Kernel),
         (p, ScalarType::Fp8E8M0) => partner!(p, P => into_e8m0::<P> as super::Kernel),
+        (p, ScalarType::Tf32) => partner!(p, P => into_tf32::<P> as super::Kernel),
         _ => None,
     }
 }
@@ -350,6 +359,24 @@ fn e8m0_encode(x: f64, round: Round, saturate: bool) -> u64 {
     }
 }
 
+/// tf32's 19 bits are the top of its 32-bit word.
+const TF32_SHIFT: u32 = 13;
+
+fn from_tf32<P: super::Format>(p: &Params, bits: u64) -> ElementResult
+where
+    super::Tf32: FloatConvert<P>,
+{
+    super::float_to_float::<super::Tf32, P>(p, (bits >> TF32_SHIFT) & 0x7_ffff)
+}
+
+fn into_tf32<P: super::Format + FloatConvert<super::Tf32>>(p: &Params, bits: u64) -> ElementResult {
+    let r = super::float_to_float::<P, super::Tf32>(p, bits);
+    ElementResult {
+        bits: r.bits << TF32_SHIFT,
+        ..r
+    }
+}
+
 fn from_e8m0<P: Partner>(p: &Params, bits: u64) -> ElementResult
 where
     Double: FloatConvert<P>,
@@ -391,6 +418,10 @@ pub fn narrow_value(t: ScalarType, bits: u64) -> Option<f64> {
     if t == ScalarType::Fp8E8M0 {
         return e8m0_value(bits);
     }
+    if t == ScalarType::Tf32 {
+        let v = f32::from_bits(bits as u32 & !((1 << TF32_SHIFT) - 1));
+        return (!v.is_nan()).then_some(f64::from(v));
+    }
     NarrowFormat::of(t).and_then(|f| f.value(bits))
 }
 
@@ -413,6 +444,14 @@ pub fn narrow_value(t: ScalarType, bits: u64) -> Option<f64> {
 /// ```
 pub fn round_to_narrow(t: ScalarType, x: f64, rounding: Rounding, saturate: bool) -> u64 {
     let round = super::apfloat_round(rounding);
+    if t == ScalarType::Tf32 {
+        let params = Params {
+            saturate,
+            round,
+            ..super::Params::for_floats()
+        };
+        return into_tf32::<Double>(&params, x.to_bits()).bits;
+    }
     if t == ScalarType::Fp8E8M0 {
         return if x.is_nan() {
             0xff

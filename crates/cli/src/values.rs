@@ -42,7 +42,7 @@ fn parse_value(item: &str, t: ScalarType) -> Option<u64> {
         },
         ScalarType::Float => item.parse::<f32>().ok().map(|f| f.to_bits() as u64),
         ScalarType::Double => item.parse::<f64>().ok().map(f64::to_bits),
-        t if t.is_small_float() => {
+        t if t.is_small_float() || t.is_narrow() => {
             // Decimal -> double (Rust's parser rounds correctly), then the reference's exact
             // double -> half (bfloat, fp8) rounding: one rounding would be better, but inputs
             // given in decimal are rarely halfway cases; use 0x bit patterns for exact values.
@@ -93,7 +93,7 @@ fn format_element(bytes: &[u8], t: ScalarType) -> String {
             }
         }
         ScalarType::Double => format!("{:?}", f64::from_bits(bits)),
-        t if t.is_small_float() => {
+        t if t.is_small_float() || t.is_narrow() => {
             let c = clconv::Conversion::new(
                 clconv::VectorType::scalar(t),
                 clconv::VectorType::scalar(ScalarType::Double),

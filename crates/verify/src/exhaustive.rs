@@ -1650,9 +1650,14 @@ fn fill(src: &mut [u8], expected: &mut [u8], start: u64, n: usize, fast: &FastCo
             (1, 2) => typed::<1, 2>(src, expected, start, n, f),
             (1, 4) => typed::<1, 4>(src, expected, start, n, f),
             (1, _) => typed::<1, 8>(src, expected, start, n, f),
-            (2, _) => typed::<2, 1>(src, expected, start, n, f),
-            (4, _) => typed::<4, 1>(src, expected, start, n, f),
-            (_, _) => typed::<8, 1>(src, expected, start, n, f),
+            (2, 1) => typed::<2, 1>(src, expected, start, n, f),
+            (2, _) => typed::<2, 4>(src, expected, start, n, f),
+            (4, 1) => typed::<4, 1>(src, expected, start, n, f),
+            (4, 2) => typed::<4, 2>(src, expected, start, n, f),
+            (4, 4) => typed::<4, 4>(src, expected, start, n, f),
+            (4, _) => typed::<4, 8>(src, expected, start, n, f),
+            (_, 1) => typed::<8, 1>(src, expected, start, n, f),
+            (_, _) => typed::<8, 4>(src, expected, start, n, f),
         };
     }
     macro_rules! to_each_destination {
@@ -1783,7 +1788,8 @@ fn fill(src: &mut [u8], expected: &mut [u8], start: u64, n: usize, fast: &FastCo
                 | ScalarType::Fp6E3M2
                 | ScalarType::Fp8E4M3Fnuz
                 | ScalarType::Fp8E5M2Fnuz
-                | ScalarType::Fp8E8M0 => unreachable!("the narrow formats return above"),
+                | ScalarType::Fp8E8M0
+                | ScalarType::Tf32 => unreachable!("the narrow formats return above"),
             }
         };
     }
@@ -1808,7 +1814,8 @@ fn fill(src: &mut [u8], expected: &mut [u8], start: u64, n: usize, fast: &FastCo
         | ScalarType::Fp6E3M2
         | ScalarType::Fp8E4M3Fnuz
         | ScalarType::Fp8E5M2Fnuz
-        | ScalarType::Fp8E8M0 => unreachable!("the narrow formats return above"),
+        | ScalarType::Fp8E8M0
+        | ScalarType::Tf32 => unreachable!("the narrow formats return above"),
     }
 }
 

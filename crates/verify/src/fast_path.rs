@@ -201,6 +201,26 @@ impl FastConverter {
     /// ```
     #[inline(always)]
     pub fn convert(&self, bits: u64) -> u64 {
+        // tf32 is the top 19 bits of its word (the low 13 ignored when read, zero when
+        // written): converted as the 19-bit IEEE-like format it is.
+        if self.src != self.dst && (self.src == ScalarType::Tf32 || self.dst == ScalarType::Tf32) {
+            let bits = if self.src == ScalarType::Tf32 {
+                (bits >> 13) & mask(19)
+            } else {
+                bits
+            };
+            let r = self.convert_bits(bits);
+            return if self.dst == ScalarType::Tf32 {
+                r << 13
+            } else {
+                r
+            };
+        }
+        self.convert_bits(bits)
+    }
+
+    #[inline(always)]
+    fn convert_bits(&self, bits: u64) -> u64 {
         let mut bits = bits & mask(self.src.bits());
         if self.flush_src {
             bits = flush_float_subnormal(bits);
@@ -346,6 +366,7 @@ fn float_format(t: ScalarType) -> Option<(u32, u32)> {
         ScalarType::Fp8E4M3Fnuz => Some((3, 4)),
         ScalarType::Fp8E5M2Fnuz => Some((2, 5)),
         ScalarType::Fp8E8M0 => Some((0, 8)),
+        ScalarType::Tf32 => Some((10, 8)),
         _ => None,
     }
 }
