@@ -195,7 +195,8 @@ impl Key {
     }
 
     /// Every key of the matrix: every element conversion (types x sat x effective rounding)
-    /// and every reinterpretation pair of element types.
+    /// and every reinterpretation pair of element types, the narrow formats' conversions and
+    /// bool's.
     pub fn all() -> Vec<Key> {
         let mut out = Vec::new();
         for src in ScalarType::ALL {
@@ -222,6 +223,30 @@ impl Key {
                     saturate: false,
                     rounding: Rounding::Rte,
                 });
+            }
+        }
+        // The narrow formats, to and from their partners and themselves.
+        let narrow = ScalarType::NARROW.into_iter().flat_map(|t| {
+            ScalarType::NARROW_PARTNERS
+                .into_iter()
+                .flat_map(move |p| [(t, p), (p, t)])
+                .chain([(t, t)])
+        });
+        for (src, dst) in narrow {
+            for saturate in [false, true] {
+                if saturate && dst.is_float() && !dst.is_beyond_opencl() {
+                    continue;
+                }
+                for rounding in Rounding::ALL {
+                    let spec = BlockSpec {
+                        src,
+                        dst,
+                        saturate,
+                        rounding,
+                        rules: Rules::OPENCL,
+                    };
+                    out.push(Key::of(&spec));
+                }
             }
         }
         // To and from bool: exact, so without `_sat` and in one rounding.

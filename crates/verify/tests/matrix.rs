@@ -43,6 +43,15 @@ fn check_tier(flags: X64Flags, tiering: Tiering) {
             "{} {tiering:?}: tiers take turns (CLCONV_MATRIX_TIERS_TAKE_TURNS=1): every other request",
             flags.name()
         );
+        // And the narrow formats' 3,150 requests are left out there: their kernels are one
+        // per-element sequence in integer IR with no host-dependent recipe (the tables'
+        // `scalar` rows), whose aarch64 code runs under QEMU as object code in cross_isa, both
+        // tiers, every request.
+        requests.retain(|r| !r.src().elem.is_narrow() && !r.dst().elem.is_narrow());
+        eprintln!(
+            "{}: the narrow formats' requests left out (see cross_isa)",
+            flags.name()
+        );
     }
     let mut failed = Vec::new();
     let mut errors: Vec<String> = Vec::new();

@@ -73,13 +73,9 @@ fn layouts(r: &Request) -> &'static [Layout] {
 fn kernel_of(r: &Request, layout: Layout) -> (String, Layout) {
     let x3 = r.src().width == Width::W3 || r.dst().width == Width::W3;
     match r {
-        Request::Convert(_) if !(x3 && layout == Layout::Aligned) => (
-            r.to_string()
-                .chars()
-                .filter(|c| !c.is_ascii_digit())
-                .collect(),
-            Layout::Packed,
-        ),
+        Request::Convert(c) if !(x3 && layout == Layout::Aligned) => {
+            (c.with_width(Width::W1).to_string(), Layout::Packed)
+        }
         _ if x3 => (r.to_string(), layout),
         _ => (r.to_string(), Layout::Packed),
     }
