@@ -35,6 +35,9 @@
 //! taken seconds apart can differ by 2x for the same code. The summary is a Markdown table:
 //! GB/s of bytes read plus written, and the ratios kernel/baseline (above 1: the kernel is
 //! faster).
+//!
+//! Then FP4 E2M1, which no Rust crate converts, against ml_dtypes (`scripts/ml_dtypes_bench.py`
+//! in a Python process, `CLCONV_PYTHON` or `python3`; see `bench_e2m1`).
 
 use clconv::jit::{BFloat, Fp8E4M3, Fp8E5M2};
 use clconv::jit::{Element, Half, Jit, Kernel, Threads, Tiering, X64Flags};
@@ -468,6 +471,187 @@ fn summary(rows: &[Row]) -> String {
     out
 }
 
+/// FP4 E2M1 (issue 47), which no Rust crate converts: the kernel against ml_dtypes' `astype`
+/// (timed by `scripts/ml_dtypes_bench.py` in a Python process of its own, its median over
+/// rounds: not interleaved with the others, so its ratio is of medians), the plain Rust loop a
+/// user writes for it (a comparison ladder into E2M1, a 16-entry table out of it), and the copy
+/// of the same bytes. Inputs: floats uniform in [-8, 8] (one in 64 a NaN or an infinity on the
+/// Rust side); every code in turn.
+mod e2m1 {
+    /// The plain loop's float -> E2M1, nearest-even with the ties written out (0.25 -> 0,
+    /// 0.75 -> 1.0, 1.25 -> 1.0, 1.75 -> 2.0, 2.5 -> 2.0, 3.5 -> 4.0, 5.0 -> 4.0), clamped to
+    /// 6.0, NaN -> +6.0 (clconv's rule).
+    pub fn from_f32(x: f32) -> u8 {
+        let a = x.abs();
+        if a.is_nan() {
+            return 7;
+        }
+        let code = if a <= 0.25 {
+            0
+        } else if a < 0.75 {
+            1
+        } else if a <= 1.25 {
+            2
+        } else if a < 1.75 {
+            3
+        } else if a <= 2.5 {
+            4
+        } else if a < 3.5 {
+            5
+        } else if a <= 5.0 {
+            6
+        } else {
+            7
+        };
+        code | (u8::from(x.is_sign_negative()) << 3)
+    }
+
+    pub const VALUES: [f32; 16] = [
+        0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0,
+    ];
+}
+
+/// ml_dtypes' GB/s for `conversion` on a source of `bytes`, or why it could not run.
+fn ml_dtypes_gbs(conversion: &str, bytes: usize, rounds: usize) -> Result<f64, String> {
+    let python = std::env::var("CLCONV_PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/ml_dtypes_bench.py");
+    let out = std::process::Command::new(&python)
+        .args([script, conversion, &bytes.to_string(), &rounds.to_string()])
+        .output()
+        .map_err(|e| format!("{python}: {e}"))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .map_err(|e| format!("{e}"))
+}
+
+fn bench_e2m1(jit: &Jit, large: bool) -> String {
+    let mut out = String::from(
+        "| conversion | source | kernel GB/s | ml_dtypes GB/s | rust-loop GB/s | same-bytes GB/s \
+         | ×ml_dtypes | ×rust-loop | ×same-bytes |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    use clconv::jit::Fp4E2M1;
+    let encode = jit
+        .compile("convert_fp4e2m1x8_sat(float8)")
+        .expect("compiles");
+    let decode = jit.compile("convert_float8(fp4e2m1x8)").expect("compiles");
+    jit.finish_tier_up();
+    for (seed, &(bytes, size)) in SIZES.iter().enumerate() {
+        let big = bytes >= 64 << 20;
+        if big && !large {
+            continue;
+        }
+        let (rounds, reps) = if big { (9, 1) } else { (31, 20) };
+        let mut rng = Rng(0x51_7cc1_b727_220a ^ seed as u64);
+        // float -> E2M1.
+        let n = bytes / 4;
+        let floats: Vec<f32> = (0..n)
+            .map(|_| {
+                let r = rng.next();
+                if r & 63 == 0 {
+                    f32::from_bits((r >> 32) as u32)
+                } else {
+                    ((r >> 40) as f32 / (1u64 << 24) as f32) * 16.0 - 8.0
+                }
+            })
+            .collect();
+        let mut codes = vec![Fp4E2M1(0); n];
+        let mut other = vec![Fp4E2M1(0); n];
+        encode.run(&floats, &mut codes).unwrap();
+        let plain = |src: &[f32], dst: &mut [Fp4E2M1]| {
+            for (d, &x) in dst.iter_mut().zip(src) {
+                *d = Fp4E2M1(e2m1::from_f32(x));
+            }
+        };
+        plain(&floats, &mut other);
+        assert_eq!(
+            codes, other,
+            "the plain loop's E2M1 differs from the kernel's"
+        );
+        if !big {
+            let request =
+                Request::parse("convert_fp4e2m1x8_sat(float8)", jit.extensions()).unwrap();
+            let mut want = vec![0u8; n];
+            reference::evaluate(
+                &request,
+                clconv::Layout::Packed,
+                bytes_of(&floats),
+                &mut want,
+            )
+            .unwrap();
+            assert!(
+                codes.iter().zip(&want).all(|(c, w)| c.0 == *w),
+                "kernel vs reference"
+            );
+        }
+        // E2M1 -> float: every code in turn.
+        let m = bytes;
+        let src: Vec<Fp4E2M1> = (0..m).map(|i| Fp4E2M1((i % 16) as u8)).collect();
+        let mut back = vec![0f32; m];
+        let mut back_other = vec![0f32; m];
+        decode.run(&src, &mut back).unwrap();
+        let table = |src: &[Fp4E2M1], dst: &mut [f32]| {
+            for (d, &c) in dst.iter_mut().zip(src) {
+                *d = e2m1::VALUES[usize::from(c.0 & 15)];
+            }
+        };
+        table(&src, &mut back_other);
+        assert!(back
+            .iter()
+            .zip(&back_other)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
+
+        for (name, python, traffic) in [
+            ("convert_fp4e2m1x8_sat(float8)", "f32_to_e2m1", n * 5),
+            ("convert_float8(fp4e2m1x8)", "e2m1_to_f32", m * 5),
+        ] {
+            let copy_src = vec![0x5au8; traffic / 2];
+            let mut copy_dst = vec![0u8; traffic / 2];
+            let mut ratios: [Vec<f64>; 2] = Default::default();
+            let mut times: [Vec<f64>; 3] = Default::default();
+            for _ in 0..rounds {
+                let t = if python == "f32_to_e2m1" {
+                    [
+                        ns_per_run(reps, &mut || encode.run(&floats, &mut codes).unwrap()),
+                        ns_per_run(reps, &mut || plain(&floats, &mut other)),
+                        ns_per_run(reps, &mut || copy_dst.copy_from_slice(&copy_src)),
+                    ]
+                } else {
+                    [
+                        ns_per_run(reps, &mut || decode.run(&src, &mut back).unwrap()),
+                        ns_per_run(reps, &mut || table(&src, &mut back_other)),
+                        ns_per_run(reps, &mut || copy_dst.copy_from_slice(&copy_src)),
+                    ]
+                };
+                for (v, ns) in times.iter_mut().zip(t) {
+                    v.push(ns);
+                }
+                for (r, baseline) in ratios.iter_mut().zip(&t[1..]) {
+                    r.push(baseline / t[0]);
+                }
+            }
+            let [kernel, rust_loop, same] = times.map(|mut v| median(&mut v));
+            let gbs = |ns: f64| traffic as f64 / ns;
+            let source_bytes = if python == "f32_to_e2m1" { n * 4 } else { m };
+            let (ml, ml_ratio) = match ml_dtypes_gbs(python, source_bytes, rounds) {
+                Ok(g) => (format!("{g:.2}"), format!("{:.1}", gbs(kernel) / g)),
+                Err(why) => (format!("not run: {why}"), "-".into()),
+            };
+            let [r_loop, r_same] = ratios.map(|mut v| median(&mut v));
+            out += &format!(
+                "| `{name}` | {size} | {:.2} | {ml} | {:.2} | {:.2} | {ml_ratio} | {r_loop:.2} | {r_same:.2} |\n",
+                gbs(kernel),
+                gbs(rust_loop),
+                gbs(same),
+            );
+        }
+    }
+    out
+}
+
 fn main() {
     let large = std::env::var("CLCONV_BENCH_LARGE").map_or(true, |v| v != "0");
     let jit = Jit::with_options(X64Flags::Host, Extensions::with_fp16(), Rounding::Rte)
@@ -489,6 +673,7 @@ fn main() {
     bench_case::<FloatFromE5M2>(&mut c, &jit, large, &mut rows);
     c.final_summary();
     println!("\n{}", summary(&rows));
+    println!("\n{}", bench_e2m1(&jit, large));
     #[cfg(target_arch = "x86_64")]
     println!(
         "F16C on this CPU (the half crate uses it): {}",
