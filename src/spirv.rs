@@ -102,6 +102,10 @@
 //! | FP Encoding of `OpTypeFloat 8` | `Float8E4M3EXT` (SPV_EXT_float8; capability `Float8EXT`, 4212) | 4214 | `fp8e4m3` |
 //! | FP Encoding of `OpTypeFloat 8` | `Float8E5M2EXT` (SPV_EXT_float8) | 4215 | `fp8e5m2` |
 //! | decoration | `SaturatedToLargestFloat8NormalConversionEXT` (SPV_EXT_float8) | 4216 | `_sat` |
+//! | FP Encoding of `OpTypeFloat 6` | `Float6E2M3EXT` (SPV_EXT_ocp_microscaling_types; capability `Float6EXT`, 4228) | 4223 | `fp6e2m3` |
+//! | FP Encoding of `OpTypeFloat 6` | `Float6E3M2EXT` (SPV_EXT_ocp_microscaling_types) | 4224 | `fp6e3m2` |
+//! | FP Encoding of `OpTypeFloat 4` | `Float4E2M1EXT` (SPV_EXT_ocp_microscaling_types; capability `Float4EXT`, 4229) | 4225 | `fp4e2m1` |
+//! | FP Encoding of `OpTypeFloat 8` | `Float8UnsignedE8M0EXT` (SPV_EXT_ocp_microscaling_types; capability `Float8UnsignedE8M0EXT`, 4230) | 4226 | `fp8e8m0` |
 //! | opcode | `OpConvertFToBF16INTEL` (SPV_INTEL_bfloat16_conversion; capability `BFloat16ConversionINTEL`, 6115) | 6116 | `convert_bfloat<n>_rte(float<n>)` |
 //! | opcode | `OpConvertBF16ToFINTEL` (SPV_INTEL_bfloat16_conversion) | 6117 | `convert_float<n>(bfloat<n>)` |
 //!
@@ -184,6 +188,19 @@
 //!    `convert_float4(bfloat4)`. `FPRoundingMode RTE` on either says what it does anyway and is
 //!    accepted; another mode, any saturation, a float side that is not 32 bits or an integer side
 //!    that is not 16 is a typed error.
+//! 6. **SPV_EXT_ocp_microscaling_types** (approved 2026-06-26) adds the FP Encodings of the
+//!    table above ("The floating point type is encoded as an FP4 E2M1 type, as specified in the
+//!    "OCP Microscaling Formats v1.0" specification", and likewise) and says nothing of their
+//!    conversions: "This specification does not constrain the conversions that are allowed but
+//!    client API specifications may" (its issue 2). clconv reads **OpFConvert** between them
+//!    and 16-, 32- and 64-bit floats or `bfloat` as its narrow requests, with OCP MX's rules
+//!    (`docs/formats.md`: overflow into FP4 and FP6 clamped, E8M0 by the mode), the rounding of
+//!    `FPRoundingMode` else nearest even: `OpFConvert %v4fp4 %x` with `%fp4 = OpTypeFloat 4
+//!    Float4E2M1EXT` is `convert_fp4e2m1x4(float4)`. Any other conversion of them (from an
+//!    integer, to an 8-bit float) is the narrow formats' typed error, and
+//!    `SaturatedToLargestFloat8NormalConversionEXT`, which SPV_EXT_float8 limits to its own
+//!    encodings, is [`SpirvError::DecorationNotApplicable`] on them. `MXInt8EXT` and
+//!    `OpBitcastExtractEXT` are not read.
 //!
 //! The float-controls execution modes go by width, as SPIR-V states them: `RoundingModeRTZ 16`
 //! gives its rounding to conversions into `bfloat` as well as `half` that carry no
@@ -428,7 +445,9 @@ enum Side {
 /// assert_eq!(FpEncoding::from_value(4214), Some(FpEncoding::Float8E4M3EXT));
 /// assert_eq!(FpEncoding::Float8E4M3EXT.width(), 8);
 /// assert_eq!(FpEncoding::BFloat16KHR.scalar_type(), ScalarType::BFloat);
-/// assert_eq!(FpEncoding::from_value(4223), None); // Float6E2M3EXT: clconv has no such type
+/// assert_eq!(FpEncoding::from_value(4225), Some(FpEncoding::Float4E2M1EXT));
+/// assert_eq!(FpEncoding::Float4E2M1EXT.width(), 4);
+/// assert_eq!(FpEncoding::from_value(4227), None); // MXInt8EXT: clconv has no such type
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -439,14 +458,27 @@ pub enum FpEncoding {
     Float8E4M3EXT = 4214,
     /// `Float8E5M2EXT` (SPV_EXT_float8): OCP FP8 E5M2, 8 bits, clconv's `fp8e5m2`.
     Float8E5M2EXT = 4215,
+    /// `Float6E2M3EXT` (SPV_EXT_ocp_microscaling_types): OCP MX FP6 E2M3, 6 bits, `fp6e2m3`.
+    Float6E2M3EXT = 4223,
+    /// `Float6E3M2EXT` (SPV_EXT_ocp_microscaling_types): OCP MX FP6 E3M2, 6 bits, `fp6e3m2`.
+    Float6E3M2EXT = 4224,
+    /// `Float4E2M1EXT` (SPV_EXT_ocp_microscaling_types): OCP MX FP4 E2M1, 4 bits, `fp4e2m1`.
+    Float4E2M1EXT = 4225,
+    /// `Float8UnsignedE8M0EXT` (SPV_EXT_ocp_microscaling_types): OCP MX's E8M0 scale, 8 bits,
+    /// `fp8e8m0`.
+    Float8UnsignedE8M0EXT = 4226,
 }
 
 impl FpEncoding {
-    /// All three, in value order.
-    pub const ALL: [FpEncoding; 3] = [
+    /// All seven, in value order.
+    pub const ALL: [FpEncoding; 7] = [
         FpEncoding::BFloat16KHR,
         FpEncoding::Float8E4M3EXT,
         FpEncoding::Float8E5M2EXT,
+        FpEncoding::Float6E2M3EXT,
+        FpEncoding::Float6E3M2EXT,
+        FpEncoding::Float4E2M1EXT,
+        FpEncoding::Float8UnsignedE8M0EXT,
     ];
 
     /// The encoding whose operand value is `value`, if clconv reads it.
@@ -460,6 +492,10 @@ impl FpEncoding {
             FpEncoding::BFloat16KHR => "BFloat16KHR",
             FpEncoding::Float8E4M3EXT => "Float8E4M3EXT",
             FpEncoding::Float8E5M2EXT => "Float8E5M2EXT",
+            FpEncoding::Float6E2M3EXT => "Float6E2M3EXT",
+            FpEncoding::Float6E3M2EXT => "Float6E3M2EXT",
+            FpEncoding::Float4E2M1EXT => "Float4E2M1EXT",
+            FpEncoding::Float8UnsignedE8M0EXT => "Float8UnsignedE8M0EXT",
         }
     }
 
@@ -468,6 +504,10 @@ impl FpEncoding {
         match self {
             FpEncoding::BFloat16KHR => "SPV_KHR_bfloat16",
             FpEncoding::Float8E4M3EXT | FpEncoding::Float8E5M2EXT => "SPV_EXT_float8",
+            FpEncoding::Float6E2M3EXT
+            | FpEncoding::Float6E3M2EXT
+            | FpEncoding::Float4E2M1EXT
+            | FpEncoding::Float8UnsignedE8M0EXT => "SPV_EXT_ocp_microscaling_types",
         }
     }
 
@@ -475,16 +515,25 @@ impl FpEncoding {
     pub const fn width(self) -> u32 {
         match self {
             FpEncoding::BFloat16KHR => 16,
-            FpEncoding::Float8E4M3EXT | FpEncoding::Float8E5M2EXT => 8,
+            FpEncoding::Float8E4M3EXT
+            | FpEncoding::Float8E5M2EXT
+            | FpEncoding::Float8UnsignedE8M0EXT => 8,
+            FpEncoding::Float6E2M3EXT | FpEncoding::Float6E3M2EXT => 6,
+            FpEncoding::Float4E2M1EXT => 4,
         }
     }
 
-    /// clconv's type: `bfloat`, `fp8e4m3`, `fp8e5m2`.
+    /// clconv's type: `bfloat`, `fp8e4m3`, `fp8e5m2`, `fp6e2m3`, `fp6e3m2`, `fp4e2m1`,
+    /// `fp8e8m0`.
     pub const fn scalar_type(self) -> ScalarType {
         match self {
             FpEncoding::BFloat16KHR => ScalarType::BFloat,
             FpEncoding::Float8E4M3EXT => ScalarType::Fp8E4M3,
             FpEncoding::Float8E5M2EXT => ScalarType::Fp8E5M2,
+            FpEncoding::Float6E2M3EXT => ScalarType::Fp6E2M3,
+            FpEncoding::Float6E3M2EXT => ScalarType::Fp6E3M2,
+            FpEncoding::Float4E2M1EXT => ScalarType::Fp4E2M1,
+            FpEncoding::Float8UnsignedE8M0EXT => ScalarType::Fp8E8M0,
         }
     }
 
@@ -560,6 +609,10 @@ impl fmt::Display for Scalar {
                 FpEncoding::BFloat16KHR => "bfloat16",
                 FpEncoding::Float8E4M3EXT => "fp8e4m3",
                 FpEncoding::Float8E5M2EXT => "fp8e5m2",
+                FpEncoding::Float6E2M3EXT => "fp6e2m3",
+                FpEncoding::Float6E3M2EXT => "fp6e3m2",
+                FpEncoding::Float4E2M1EXT => "fp4e2m1",
+                FpEncoding::Float8UnsignedE8M0EXT => "fp8e8m0",
             }),
             Scalar::Bool => f.write_str("bool"),
         }

@@ -2238,14 +2238,101 @@ fn float8_and_bfloat16_grammar_values() {
         Some(Op::ConvertBF16ToFINTEL)
     );
     assert_eq!(Op::ConvertFToBF16INTEL.name(), "OpConvertFToBF16INTEL");
-    // The widths of the extensions' FP Encoding tables, and clconv's types.
+    // The widths of the extensions' FP Encoding tables, and clconv's types; the values of
+    // SPV_EXT_ocp_microscaling_types (SPIRV-Headers' grammar).
     assert_eq!(
-        FpEncoding::ALL.map(|e| (e.width(), e.scalar_type())),
+        FpEncoding::ALL.map(|e| (e as u32, e.width(), e.scalar_type())),
         [
-            (16, ScalarType::BFloat),
-            (8, ScalarType::Fp8E4M3),
-            (8, ScalarType::Fp8E5M2)
+            (0, 16, ScalarType::BFloat),
+            (4214, 8, ScalarType::Fp8E4M3),
+            (4215, 8, ScalarType::Fp8E5M2),
+            (4223, 6, ScalarType::Fp6E2M3),
+            (4224, 6, ScalarType::Fp6E3M2),
+            (4225, 4, ScalarType::Fp4E2M1),
+            (4226, 8, ScalarType::Fp8E8M0),
         ]
+    );
+}
+
+/// SPV_EXT_ocp_microscaling_types' types in a module: `OpTypeFloat 4 Float4E2M1EXT` (and the
+/// others) read, and `OpFConvert` to and from them is the narrow request (the extension leaves
+/// conversions to client APIs; `src/spirv.rs` rule 6). Other conversions of them, and the
+/// float8 saturation decoration on them, are typed errors.
+#[test]
+fn ocp_microscaling_types_in_a_module() {
+    use clconv::spirv::FpEncoding::{Float4E2M1EXT, Float6E3M2EXT, Float8UnsignedE8M0EXT};
+    const FCONVERT: u32 = Op::FConvert as u32;
+    const RTZ: &[u32] = &[FP_ROUNDING_MODE, 1];
+    let convs = [
+        SmallConv {
+            name: "to_e2m1",
+            opcode: FCONVERT,
+            result: SF_V4E4M3,
+            operand: SF_V4FLOAT,
+            decorations: &[],
+            expected: "convert_fp4e2m1x4(float4)",
+        },
+        SmallConv {
+            name: "to_e2m1_rtz",
+            opcode: FCONVERT,
+            result: SF_V4E4M3,
+            operand: SF_V4FLOAT,
+            decorations: &[RTZ],
+            expected: "convert_fp4e2m1x4_rtz(float4)",
+        },
+        SmallConv {
+            name: "from_e2m1",
+            opcode: FCONVERT,
+            result: SF_V4FLOAT,
+            operand: SF_V4E4M3,
+            decorations: &[],
+            expected: "convert_float4(fp4e2m1x4)",
+        },
+    ];
+    let module = small_float_module(&convs);
+    let e4m3_type = [(4 << 16) | TYPE_FLOAT, SF_E4M3, 8, FP_FLOAT8_E4M3_EXT];
+    for (encoding, width, name) in [
+        (Float4E2M1EXT, 4, "fp4e2m1"),
+        (Float6E3M2EXT, 6, "fp6e3m2"),
+        (Float8UnsignedE8M0EXT, 8, "fp8e8m0"),
+    ] {
+        let bytes = patched(
+            &module,
+            &e4m3_type,
+            &[e4m3_type[0], SF_E4M3, width, encoding as u32],
+        );
+        let read = clconv::spirv::Module::parse(&bytes).unwrap_or_else(|e| panic!("{e}"));
+        let found: Vec<String> = read
+            .conversions(Extensions::default())
+            .unwrap()
+            .iter()
+            .map(|m| m.request.to_string())
+            .collect();
+        let want: Vec<String> = convs
+            .iter()
+            .map(|c| c.expected.replace("fp4e2m1", name))
+            .collect();
+        assert_eq!(found, want, "{encoding}");
+    }
+    // One instruction at a time: the narrow formats' typed errors.
+    let enc = SpirvType::encoded;
+    let int = SpirvType::int;
+    let e = inst(Op::ConvertSToF, enc(Float4E2M1EXT), int(32))
+        .request(Extensions::default())
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("fp4e2m1 converts to and from"),
+        "{e}"
+    );
+    let e = Instruction {
+        saturated: true,
+        ..inst(Op::FConvert, enc(Float4E2M1EXT), SpirvType::float(32))
+    }
+    .request(Extensions::default())
+    .unwrap_err();
+    assert!(
+        matches!(e, SpirvError::DecorationNotApplicable { .. }),
+        "{e}"
     );
 }
 
@@ -2710,12 +2797,20 @@ fn malformed_float8_and_bfloat16_modules_are_typed_errors() {
             && text.contains("Float8E4M3EXT (4214)"),
         "{text}"
     );
-    // One SPIR-V defines but clconv has no type for (Float6E2M3EXT, 4223).
-    let bytes = patched(&good, &e4m3_type, &[e4m3_type[0], SF_E4M3, 6, 4223]);
-    let e = check(&bytes, "Float6E2M3EXT");
+    // One SPIR-V defines but clconv has no type for (MXInt8EXT, 4227).
+    let bytes = patched(&good, &e4m3_type, &[e4m3_type[0], SF_E4M3, 8, 4227]);
+    let e = check(&bytes, "MXInt8EXT");
     assert!(
-        matches!(e, SpirvError::FloatEncoding { encoding: 4223, .. })
-            && e.to_string().contains("Float6E2M3EXT"),
+        matches!(e, SpirvError::FloatEncoding { encoding: 4227, .. })
+            && e.to_string().contains("MXInt8EXT"),
+        "{e}"
+    );
+    // An OCP MX encoding at a width it does not have.
+    let bytes = patched(&good, &e4m3_type, &[e4m3_type[0], SF_E4M3, 8, 4225]);
+    let e = check(&bytes, "Float4E2M1EXT on 8 bits");
+    assert!(
+        e.to_string()
+            .contains("Float4E2M1EXT (SPV_EXT_ocp_microscaling_types) is 4 bits wide, not 8"),
         "{e}"
     );
     // A width the encoding does not have.
@@ -2884,6 +2979,8 @@ fn every_truncation_and_word_overwrite_of_the_float8_module_is_an_error_not_a_pa
             FP_FLOAT8_E4M3_EXT,
             FP_FLOAT8_E5M2_EXT,
             4223,
+            4225,
+            4227,
             SATURATED_FLOAT8,
             SATURATED,
             CONVERT_F_TO_BF16_INTEL,

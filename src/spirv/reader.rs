@@ -270,7 +270,26 @@ impl Module {
     pub fn parse(bytes: &[u8]) -> Result<Module, SpirvError> {
         let little = little_endian(bytes)?;
         let scanned = scan(&little)?;
+        // rspirv's grammar (SPIR-V SDK 1.4.341) predates SPV_EXT_ocp_microscaling_types, whose
+        // FP Encodings `scan` has read: rspirv gets Float8E4M3EXT, a value it knows, in their
+        // place, and the collector gives each such type its own encoding back.
+        let mut little = little.into_owned();
+        let mut microscaling = HashMap::new();
+        for s in &scanned {
+            if s.opcode != spirv::Op::TypeFloat as u32 {
+                continue;
+            }
+            let encoding = word_at(&little, s.offset + 12).and_then(FpEncoding::from_value);
+            if let (Some(id), Some(e)) = (s.id, encoding) {
+                if e.extension() == "SPV_EXT_ocp_microscaling_types" {
+                    microscaling.insert(id, e);
+                    let placeholder = (FpEncoding::Float8E4M3EXT as u32).to_le_bytes();
+                    little[s.offset + 12..s.offset + 16].copy_from_slice(&placeholder);
+                }
+            }
+        }
         let mut collector = Collector::new(&scanned);
+        collector.microscaling = microscaling;
         if let Err(state) = binary::parse_bytes(&little, &mut collector) {
             return Err(parse_error(state, &scanned, collector.count));
         }
@@ -707,20 +726,16 @@ fn scan(bytes: &[u8]) -> Result<Vec<Scanned>, SpirvError> {
 
 /// FP Encodings of SPIR-V's grammar that clconv has no type for (SPV_EXT_ocp_microscaling_types,
 /// in KhronosGroup/SPIRV-Headers' `spirv.core.grammar.json`), for the error message.
-const OTHER_FP_ENCODINGS: [(u32, &str); 5] = [
-    (4223, "Float6E2M3EXT"),
-    (4224, "Float6E3M2EXT"),
-    (4225, "Float4E2M1EXT"),
-    (4226, "Float8UnsignedE8M0EXT"),
-    (4227, "MXInt8EXT"),
-];
+const OTHER_FP_ENCODINGS: [(u32, &str); 1] = [(4227, "MXInt8EXT")];
 
-/// What is wrong with `OpTypeFloat width encoding`, if anything: clconv reads `BFloat16KHR` (0)
-/// at width 16 (SPV_KHR_bfloat16's FP Encoding table: "Width(s) 16") and `Float8E4M3EXT`
-/// (4214) and `Float8E5M2EXT` (4215) at width 8 (SPV_EXT_float8's: "Width(s) 8").
+/// What is wrong with `OpTypeFloat width encoding`, if anything: clconv reads each encoding of
+/// [`FpEncoding::ALL`] at its extension's width (SPV_KHR_bfloat16's FP Encoding table:
+/// "Width(s) 16"; SPV_EXT_float8's: "Width(s) 8"; SPV_EXT_ocp_microscaling_types': 6, 6, 4, 8).
 fn float_encoding_problem(width: u32, encoding: u32) -> Option<String> {
-    const READ: &str = "clconv reads BFloat16KHR (0) on OpTypeFloat 16, and Float8E4M3EXT \
-                        (4214) and Float8E5M2EXT (4215) on OpTypeFloat 8";
+    const READ: &str = "clconv reads BFloat16KHR (0) on OpTypeFloat 16, Float8E4M3EXT (4214), \
+                        Float8E5M2EXT (4215) and Float8UnsignedE8M0EXT (4226) on OpTypeFloat 8, \
+                        Float6E2M3EXT (4223) and Float6E3M2EXT (4224) on OpTypeFloat 6 and \
+                        Float4E2M1EXT (4225) on OpTypeFloat 4";
     match FpEncoding::from_value(encoding) {
         Some(e) if e.width() == width => None,
         Some(e) => Some(format!(
@@ -868,6 +883,8 @@ struct RawHalf {
 /// rspirv's consumer: collects names, types, decorations and conversion instructions.
 struct Collector<'a> {
     scanned: &'a [Scanned],
+    /// The types of SPV_EXT_ocp_microscaling_types' FP Encodings, by id ([`Module::parse`]).
+    microscaling: HashMap<u32, FpEncoding>,
     /// Instructions consumed.
     count: usize,
     names: HashMap<u32, String>,
@@ -899,6 +916,7 @@ impl<'a> Collector<'a> {
     fn new(scanned: &'a [Scanned]) -> Collector<'a> {
         Collector {
             scanned,
+            microscaling: HashMap::new(),
             count: 0,
             names: HashMap::new(),
             decorations: Vec::new(),
@@ -1005,6 +1023,9 @@ impl<'a> Collector<'a> {
             spirv::Op::TypeFloat => {
                 if let (Some(id), Some(width)) = (inst.result_id, word(0)) {
                     let encoding = match inst.operands.get(1) {
+                        _ if self.microscaling.contains_key(&id) => {
+                            self.microscaling.get(&id).copied()
+                        }
                         None => None,
                         Some(O::FPEncoding(e)) => match FpEncoding::from_value(*e as u32) {
                             Some(e) => Some(e),
