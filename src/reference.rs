@@ -63,8 +63,10 @@
 //! ```
 
 pub mod arith;
+mod mx;
 mod narrow;
 
+pub use mx::{mx_element_formats, mx_value, quantize_mx_block, ScaleRule};
 pub use narrow::{narrow_value, round_to_narrow};
 
 use crate::buffer::{self, BufferError};
