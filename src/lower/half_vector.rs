@@ -1,12 +1,12 @@
 //! The vector recipes `half.round_native` and `half.round_magic`: every conversion from or to
-//! a format narrower than float (half, bfloat, fp8e4m3, fp8e5m2; except into long/ulong) as a
-//! stream of F32X4 values. It combines the other classes'
+//! a format narrower than float (half, bfloat, fp8e4m3, fp8e5m2; except into long/ulong), and
+//! from the one-byte narrow formats, as a stream of F32X4 values. It combines the other classes'
 //! block sequences, so it sits above them: nothing but `recipes` depends on it.
 
 use super::block::BlockSpec;
 use super::lanes::VectorRounding;
 use super::small_float::{self, SmallFloat, Unpack};
-use super::{float_to_float, float_to_int, int_to_float, lanes};
+use super::{float_to_float, float_to_int, int_to_float, lanes, narrow};
 use crate::types::ScalarType;
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -55,6 +55,11 @@ pub fn vector(
                 .flat_map(|&v| small_float::small16_to_f32x4s(b, fmt, unpack, v))
                 .collect()
         }
+        // The narrow formats (tf32 aside): each code into an I32X4 lane, then decoded.
+        t if t.is_narrow() => lanes::widen_to(b, inputs.to_vec(), 8, 32, false)
+            .into_iter()
+            .map(|v| narrow::to_f32x4(b, t, v))
+            .collect(),
         t if t.is_small_float() => {
             let fmt = SmallFloat::of(t).expect("a small float");
             let mut floats = Vec::with_capacity(inputs.len() * 4);

@@ -28,6 +28,7 @@
 //!   rounds as bfloat16's does, adding below the kept bits (rte: 0xfff and the kept lsb; rtp,
 //!   rtn: 0x1fff on their sign) so that a carry moves into the exponent, up to infinity.
 
+use super::lanes::splat_bits;
 use super::values::{bitcast_le, int_const};
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -378,4 +379,56 @@ fn tf32_from_f32_bits(
     let nan = b.ins().bor_imm_u(nan, 0x40_0000);
     let magnitude = b.ins().select(is_nan, nan, magnitude);
     b.ins().bor(magnitude, sign)
+}
+
+/// Four narrow codes (each in the low byte of an I32X4 lane, the rest zero) of the narrow type
+/// `t` (not tf32) as an F32X4, exactly: [`to_f32`]'s steps on every lane at once, with
+/// immediate shifts, compares that are signed (every compared value is small and
+/// non-negative: SSE2's `pcmpgtd`) and `bitselect` for the choices. For the vector recipes
+/// `half.round_native` and `half.round_magic` (`super::half_vector`).
+pub(crate) fn to_f32x4(b: &mut FunctionBuilder, t: ScalarType, v: Value) -> Value {
+    let i = types::I32X4;
+    let bits = match Narrow::of(t) {
+        Some(fmt) => {
+            let w = b.ins().ishl_imm_u(v, i64::from(32 - fmt.width));
+            let sign_bit = splat_bits(b, i, 0x8000_0000);
+            let sign = b.ins().band(w, sign_bit);
+            let abs = b.ins().bxor(w, sign);
+            let magnitude = b.ins().ushr_imm_u(abs, i64::from(32 - fmt.width));
+            let normal = b.ins().ishl_imm_u(magnitude, i64::from(fmt.shift()));
+            let rebias = splat_bits(b, i, u64::from(fmt.rebias()) << 23);
+            let normal = b.ins().iadd(normal, rebias);
+            let fraction_mask = splat_bits(b, i, (1 << fmt.fraction) - 1);
+            let m = b.ins().band(magnitude, fraction_mask);
+            let mf = b.ins().fcvt_from_sint(types::F32X4, m);
+            let scale = (127 + 1 - fmt.bias - fmt.fraction) << 23;
+            let scale = splat_bits(b, types::F32X4, u64::from(scale));
+            let sub = b.ins().fmul(mf, scale);
+            let sub = bitcast_le(b, i, sub);
+            let one_unit = splat_bits(b, i, 1 << fmt.fraction);
+            let is_sub = b.ins().icmp(IntCC::SignedLessThan, magnitude, one_unit);
+            let bits = b.ins().bitselect(is_sub, sub, normal);
+            let bits = b.ins().bor(bits, sign);
+            if fmt.fnuz {
+                let is_nan = b.ins().icmp(IntCC::Equal, w, sign_bit);
+                let nan = splat_bits(b, i, 0xffc0_0000);
+                b.ins().bitselect(is_nan, nan, bits)
+            } else {
+                bits
+            }
+        }
+        None => {
+            debug_assert_eq!(t, ScalarType::Fp8E8M0, "tf32 has no vector recipe");
+            let bits = b.ins().ishl_imm_u(v, 23);
+            let zero = splat_bits(b, i, 0);
+            let is_zero = b.ins().icmp(IntCC::Equal, v, zero);
+            let smallest = splat_bits(b, i, 0x0040_0000);
+            let bits = b.ins().bitselect(is_zero, smallest, bits);
+            let all_ones = splat_bits(b, i, 0xff);
+            let is_nan = b.ins().icmp(IntCC::Equal, v, all_ones);
+            let nan = splat_bits(b, i, 0x7fc0_0000);
+            b.ins().bitselect(is_nan, nan, bits)
+        }
+    };
+    bitcast_le(b, types::F32X4, bits)
 }
