@@ -199,23 +199,28 @@ impl Key {
     /// bool's.
     pub fn all() -> Vec<Key> {
         let mut out = Vec::new();
+        // A conversion's keys: with and without `_sat` where the destination takes it, in
+        // every effective rounding.
+        let conversion = |out: &mut Vec<Key>, src: ScalarType, dst: ScalarType| {
+            for saturate in [false, true] {
+                if saturate && dst.is_float() && !dst.is_beyond_opencl() {
+                    continue;
+                }
+                for rounding in Rounding::ALL {
+                    let spec = BlockSpec {
+                        src,
+                        dst,
+                        saturate,
+                        rounding,
+                        rules: Rules::OPENCL,
+                    };
+                    out.push(Key::of(&spec));
+                }
+            }
+        };
         for src in ScalarType::ALL {
             for dst in ScalarType::ALL {
-                for saturate in [false, true] {
-                    if saturate && dst.is_float() && !dst.is_beyond_opencl() {
-                        continue;
-                    }
-                    for rounding in Rounding::ALL {
-                        let spec = BlockSpec {
-                            src,
-                            dst,
-                            saturate,
-                            rounding,
-                            rules: Rules::OPENCL,
-                        };
-                        out.push(Key::of(&spec));
-                    }
-                }
+                conversion(&mut out, src, dst);
                 out.push(Key {
                     class: Class::Reinterpret,
                     src,
@@ -233,21 +238,7 @@ impl Key {
                 .chain([(t, t)])
         });
         for (src, dst) in narrow {
-            for saturate in [false, true] {
-                if saturate && dst.is_float() && !dst.is_beyond_opencl() {
-                    continue;
-                }
-                for rounding in Rounding::ALL {
-                    let spec = BlockSpec {
-                        src,
-                        dst,
-                        saturate,
-                        rounding,
-                        rules: Rules::OPENCL,
-                    };
-                    out.push(Key::of(&spec));
-                }
-            }
+            conversion(&mut out, src, dst);
         }
         // To and from bool: exact, so without `_sat` and in one rounding.
         let bool_ = ScalarType::Bool;
