@@ -649,33 +649,5 @@ pub fn disassemble(
         isa.frontend_config(),
         by_control,
     );
-    let clif = func.display().to_string();
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        let mut ctx = cranelift_codegen::Context::for_function(func);
-        ctx.set_disasm(true);
-        let mut ctrl = cranelift_codegen::control::ControlPlane::default();
-        ctx.compile(isa, &mut ctrl)
-            .map(|code| {
-                (
-                    code.vcode.clone().unwrap_or_default(),
-                    code.code_buffer().len(),
-                )
-            })
-            .map_err(|e| format!("{:?}", e.inner))
-    }));
-    let (asm, code_size) = match result {
-        Ok(Ok(v)) => v,
-        Ok(Err(why)) => return Err(compile_error(request, why)),
-        Err(panic) => {
-            return Err(compile_error(
-                request,
-                crate::kernel::panic_message(&*panic),
-            ))
-        }
-    };
-    Ok(Disassembly {
-        clif,
-        asm,
-        code_size,
-    })
+    jit::disassemble_function(isa, func).map_err(|why| compile_error(request, why))
 }

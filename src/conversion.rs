@@ -17,6 +17,13 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RequestError {
+    /// An MX block request (`convert_mxfp8e4m3(float)`): no conversion of one buffer to
+    /// another, so it has its own kernels ([`crate::mx`]).
+    #[error("`{name}` is an MX block request: its elements and scales are two buffers, so it is parsed by clconv::mx::MxRequest and compiled with Jit::compile_blocks")]
+    MxBlock {
+        /// The name.
+        name: String,
+    },
     /// The name was empty.
     #[error("empty function name: write e.g. `convert_int4_sat_rte(float4)` or `as_float4(int4)`")]
     Empty,

@@ -336,6 +336,8 @@ pub(crate) struct JitInner {
     pub(crate) arith_cache: Mutex<HashMap<(crate::arith::ArithRequest, Layout, bool), usize>>,
     /// [`crate::arith_kernel::DirectedArith::ExactSequences`] chosen.
     pub(crate) arith_sequences: std::sync::atomic::AtomicBool,
+    /// The MX block kernels compiled ([`crate::mx_kernel`]): entry point by request.
+    pub(crate) mx_cache: Mutex<HashMap<crate::mx::MxRequest, usize>>,
     /// A [`Tiering`] `as u8`.
     tiering: AtomicU8,
     /// Background compiles of this JIT's optimised tier not finished yet.
@@ -385,6 +387,7 @@ impl Jit {
                 cache: Mutex::new(HashMap::new()),
                 arith_cache: Mutex::new(HashMap::new()),
                 arith_sequences: std::sync::atomic::AtomicBool::new(false),
+                mx_cache: Mutex::new(HashMap::new()),
                 tiering: AtomicU8::new(Tiering::Tiered as u8),
                 pending: Arc::new(Pending::default()),
                 threads: std::sync::atomic::AtomicUsize::new(0),
@@ -872,6 +875,38 @@ fn compile_machine_code(
 
 /// Compiles a built kernel function to machine code for `isa` (with Cranelift's IR verifier
 /// first when `verify_ir`), without touching code memory. Errors and panics come back as text.
+/// Compiles `func` for `isa` with Cranelift's disassembly, without loading it: the CLIF, the
+/// machine code's text and size, or why it failed (a Cranelift panic caught).
+pub(crate) fn disassemble_function(
+    isa: &dyn cranelift_codegen::isa::TargetIsa,
+    func: Function,
+) -> Result<Disassembly, String> {
+    let clif = func.display().to_string();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut ctx = cranelift_codegen::Context::for_function(func);
+        ctx.set_disasm(true);
+        let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+        ctx.compile(isa, &mut ctrl)
+            .map(|code| {
+                (
+                    code.vcode.clone().unwrap_or_default(),
+                    code.code_buffer().len(),
+                )
+            })
+            .map_err(|e| format!("{:?}", e.inner))
+    }));
+    let (asm, code_size) = match result {
+        Ok(Ok(v)) => v,
+        Ok(Err(why)) => return Err(why),
+        Err(panic) => return Err(crate::kernel::panic_message(&*panic)),
+    };
+    Ok(Disassembly {
+        clif,
+        asm,
+        code_size,
+    })
+}
+
 pub(crate) fn compile_function(
     isa: &dyn cranelift_codegen::isa::TargetIsa,
     func: Function,

@@ -15,6 +15,7 @@
 //! - [`reference`](mod@reference): the reference interpreter on soft-float (`rustc_apfloat`),
 //!   the oracle.
 //! - [`lower`]: the builder API (`Lowering::lower_named`: one call from a name, on your values).
+//! - [`mx`]: OCP Microscaling block requests (a block of 32 values, one E8M0 scale).
 //! - [`table`] and [`kernel`]: which recipe each conversion uses per target, and batch kernels.
 //! - `jit` (feature `jit`, default), `aot` (feature `aot`), `spirv` (feature `spirv`).
 //!
@@ -77,6 +78,10 @@ pub mod jit;
 pub mod kernel;
 pub mod languages;
 pub mod lower;
+pub mod mx;
+#[cfg(feature = "jit")]
+#[cfg_attr(docsrs, doc(cfg(feature = "jit")))]
+pub mod mx_kernel;
 pub mod names;
 pub mod reference;
 pub mod request;

@@ -208,6 +208,11 @@ fn check_text(input: &str) -> Result<(), RequestError> {
 }
 
 fn parse_opencl(input: &str, ext: Extensions) -> Result<Request, RequestError> {
+    if crate::mx::MxRequest::is_mx_name(input) {
+        return Err(RequestError::MxBlock {
+            name: input.trim().to_string(),
+        });
+    }
     let name_end = ident_len(input);
     if name_end == 0 {
         return Err(no_name(input));

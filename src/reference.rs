@@ -66,7 +66,9 @@ pub mod arith;
 mod mx;
 mod narrow;
 
-pub use mx::{mx_element_formats, mx_value, quantize_mx_block, ScaleRule};
+pub use mx::{
+    mx_dequantize, mx_element_formats, mx_quantize, mx_value, quantize_mx_block, ScaleRule,
+};
 pub use narrow::{narrow_value, round_to_narrow};
 
 use crate::buffer::{self, BufferError};

@@ -63,6 +63,7 @@ pub mod half_vector;
 pub mod int_to_float;
 pub mod int_to_int;
 pub mod lanes;
+pub mod mx_block;
 mod narrow;
 pub mod recipes;
 pub mod rounded_arith;

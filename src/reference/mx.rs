@@ -26,31 +26,14 @@
 //!   whole block is NaN"): the scale code is 0xff and every element is the element format's
 //!   conversion of NaN (E4M3 0x7f, E5M2 0x7e, FP6/FP4 their largest positive value).
 
+pub use crate::mx::ScaleRule;
+use crate::mx::{element_range, MxBufferError, MxRequest, MX_BLOCK};
 use crate::request::Conversion;
 use crate::types::{Extensions, Rounding, ScalarType, VectorType};
 
-/// How an MX block's shared scale is chosen from its largest magnitude (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ScaleRule {
-    /// OCP MX v1.0's: 2^(floor(log2(amax)) - emax_elem); elements beyond the range saturate.
-    OcpFloor,
-    /// The smallest power of two that keeps every element in range (NVIDIA's, CUDA's).
-    RoundUp,
-    /// The power of two nearest amax / max_elem, ties up (PyTorch's).
-    NearestEven,
-}
-
-/// An MX element format's largest finite value and its exponent (emax_elem), or `None` for a
-/// type that is no MX element format.
+/// An MX element format's largest finite value and its exponent, or `None`.
 fn element(t: ScalarType) -> Option<(f64, i32)> {
-    Some(match t {
-        ScalarType::Fp8E4M3 => (448.0, 8),
-        ScalarType::Fp8E5M2 => (57344.0, 15),
-        ScalarType::Fp6E2M3 => (7.5, 2),
-        ScalarType::Fp6E3M2 => (28.0, 4),
-        ScalarType::Fp4E2M1 => (6.0, 2),
-        _ => return None,
-    })
+    element_range(t)
 }
 
 /// floor(log2(x)) of a positive finite x, exactly.
@@ -198,4 +181,144 @@ pub fn mx_element_formats() -> [ScalarType; 5] {
         ScalarType::Fp6E3M2,
         ScalarType::Fp4E2M1,
     ]
+}
+
+/// One element conversion of the reference, scalar to scalar.
+fn converter(from: ScalarType, to: ScalarType, sat: bool) -> super::ElementConverter {
+    let conv = Conversion::new(
+        VectorType::scalar(from),
+        VectorType::scalar(to),
+        sat,
+        Some(Rounding::Rte),
+        Extensions::with_fp16(),
+    )
+    .expect("conversions between float, double, half, bfloat and the MX elements exist");
+    super::ElementConverter::new(&conv, Rounding::Rte)
+}
+
+/// Reads little-endian values of `t` (float, half or bfloat) as float32, exactly.
+fn values_as_f32(t: ScalarType, bytes: &[u8]) -> Vec<f32> {
+    if t == ScalarType::Float {
+        return bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+    }
+    let widen = converter(t, ScalarType::Float, false);
+    bytes
+        .chunks_exact(2)
+        .map(|c| {
+            f32::from_bits(
+                widen
+                    .convert(u64::from(u16::from_le_bytes([c[0], c[1]])))
+                    .bits as u32,
+            )
+        })
+        .collect()
+}
+
+/// [`quantize_mx_block`] over whole buffers, as a batch kernel of `request` runs it: `values`
+/// holds little-endian values of the request's value type, `elements` one code per byte,
+/// `scales` one E8M0 code per block of 32 (a last, shorter block is one padded with zeros). An
+/// error when the lengths do not fit ([`MxRequest::check_lengths`]) or `request` is a
+/// dequantisation.
+///
+/// ```
+/// use clconv::mx::MxRequest;
+/// use clconv::reference::mx_quantize;
+/// let r = MxRequest::parse("convert_mxfp4e2m1(float)").unwrap();
+/// let values: Vec<u8> = [1.0f32, -3.0, 0.25].iter().flat_map(|v| v.to_le_bytes()).collect();
+/// let (mut elements, mut scales) = ([0u8; 3], [0u8; 1]);
+/// mx_quantize(&r, &values, &mut elements, &mut scales).unwrap();
+/// // amax 3 = 1.5 * 2^1: the scale is 2^(1 - 2) (0x7e); 1 -> 2.0, -3 -> -6.0, 0.25 -> 0.5.
+/// assert_eq!((scales, elements), ([0x7e], [0x4, 0xf, 0x1]));
+/// ```
+pub fn mx_quantize(
+    request: &MxRequest,
+    values: &[u8],
+    elements: &mut [u8],
+    scales: &mut [u8],
+) -> Result<(), MxBufferError> {
+    let MxRequest::Quantize { elem, from, rule } = *request else {
+        return Err(MxBufferError::ElementType {
+            request: request.to_string(),
+            buffer: "value",
+            got: "a dequantisation's output",
+            expected: "values to quantise",
+        });
+    };
+    let bytes = from.bytes();
+    if !values.len().is_multiple_of(bytes) {
+        return Err(MxBufferError::Lengths {
+            request: request.to_string(),
+            values: values.len() / bytes,
+            elements: elements.len(),
+            scales: scales.len(),
+            expected_scales: MxRequest::blocks(values.len() / bytes),
+        });
+    }
+    request.check_lengths(values.len() / bytes, elements.len(), scales.len())?;
+    let values = values_as_f32(from, values);
+    for ((block, out), scale) in values
+        .chunks(MX_BLOCK)
+        .zip(elements.chunks_mut(MX_BLOCK))
+        .zip(scales.iter_mut())
+    {
+        *scale = quantize_mx_block(elem, rule, block, out).expect("an MX element, equal lengths");
+    }
+    Ok(())
+}
+
+/// The way back: every element times its block's scale, rounded to nearest even into the
+/// request's value type (infinity past the type's range), written little-endian into `values`.
+/// A NaN result (the scale 0xff, a NaN element) is the type's positive quiet NaN (0x7fc00000,
+/// 0x7e00, 0x7fc0): the sign of a NaN element is not kept, so every target gives the same bits.
+///
+/// ```
+/// use clconv::mx::MxRequest;
+/// use clconv::reference::mx_dequantize;
+/// let r = MxRequest::parse("convert_float(mxfp4e2m1)").unwrap();
+/// let mut values = [0u8; 8];
+/// mx_dequantize(&r, &[0x4, 0xf], &[0x7e], &mut values).unwrap();
+/// assert_eq!(values[..4], 1.0f32.to_le_bytes());
+/// assert_eq!(values[4..], (-3.0f32).to_le_bytes());
+/// ```
+pub fn mx_dequantize(
+    request: &MxRequest,
+    elements: &[u8],
+    scales: &[u8],
+    values: &mut [u8],
+) -> Result<(), MxBufferError> {
+    let MxRequest::Dequantize { elem, to } = *request else {
+        return Err(MxBufferError::ElementType {
+            request: request.to_string(),
+            buffer: "value",
+            got: "a quantisation's input",
+            expected: "values to write",
+        });
+    };
+    let bytes = to.bytes();
+    if !values.len().is_multiple_of(bytes) {
+        return Err(MxBufferError::Lengths {
+            request: request.to_string(),
+            values: values.len() / bytes,
+            elements: elements.len(),
+            scales: scales.len(),
+            expected_scales: MxRequest::blocks(values.len() / bytes),
+        });
+    }
+    request.check_lengths(values.len() / bytes, elements.len(), scales.len())?;
+    let narrow = converter(ScalarType::Double, to, false);
+    for (i, (&code, out)) in elements
+        .iter()
+        .zip(values.chunks_exact_mut(bytes))
+        .enumerate()
+    {
+        let v = mx_value(elem, scales[i / MX_BLOCK], code).expect("an MX element");
+        // One NaN for every NaN result, the positive quiet one (clconv's choice).
+        let v = if v.is_nan() { f64::NAN } else { v };
+        let bits = narrow.convert(v.to_bits()).bits;
+        out.copy_from_slice(&bits.to_le_bytes()[..bytes]);
+    }
+    Ok(())
 }

@@ -66,11 +66,29 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Usage> {
             .filter(|r| r.to_string().contains(filter) || r.mangled().contains(filter))
             .collect(),
     };
-    if requests.is_empty() {
+    // The MX block requests whose names contain the filter (`clconv check mx`), checked on
+    // their seed blocks (`clconv_verify::mx_blocks`); their kernels have one tier.
+    let mx: Vec<clconv::mx::MxRequest> = match clconv::languages::split(filter) {
+        Some(_) => Vec::new(),
+        None => clconv::mx::MxRequest::all()
+            .into_iter()
+            .filter(|r| r.to_string().contains(filter))
+            .collect(),
+    };
+    if requests.is_empty() && mx.is_empty() {
         return Err(Usage(format!(
             "no request's name contains {} (try `clconv list`)",
             shown(filter)
         )));
+    }
+    let (mx_passed, mx_failed) = check_mx(&jits[0].1, &mx)?;
+    if requests.is_empty() {
+        out!("{mx_passed} passed, {mx_failed} failed");
+        return Ok(if mx_failed == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
     }
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -139,12 +157,29 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Usage> {
             out!("FAILED: {p}");
         }
     }
+    let (passed, failed) = (passed + mx_passed, failed + mx_failed);
     out!("{passed} passed, {failed} failed");
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Checks each MX request's kernel against the reference (printing what fails): passed and
+/// failed counts.
+fn check_mx(jit: &Jit, requests: &[clconv::mx::MxRequest]) -> Result<(usize, usize), Usage> {
+    let (mut passed, mut failed) = (0, 0);
+    for r in requests {
+        match clconv_verify::mx_blocks::check(jit, r) {
+            Ok(_) => passed += 1,
+            Err(e) => {
+                failed += 1;
+                out!("FAILED {e}");
+            }
+        }
+    }
+    Ok((passed, failed))
 }
 
 /// `clconv check --exhaustive [FILTER] ...`: see `clconv_verify::exhaustive`. A line per

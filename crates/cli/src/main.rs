@@ -157,6 +157,13 @@ fn list(args: &args::ListArgs) -> Result<ExitCode, Usage> {
             out!("{name}\t{}", r.mangled());
         }
     }
+    // The MX block requests (clconv::mx), which have no mangled name.
+    for r in clconv::mx::MxRequest::all() {
+        let name = r.to_string();
+        if name.contains(filter) {
+            out!("{name}\tMX block: 32 values, one E8M0 scale");
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -13,6 +13,13 @@ use std::process::ExitCode;
 /// `clconv run`: an arithmetic request (`mul_rtz(float4)`, see `clconv::arith`) or a
 /// conversion, by the FUNCTION's name.
 pub fn run(args: &RunArgs) -> Result<ExitCode, Usage> {
+    if args
+        .function
+        .first()
+        .is_some_and(|f| clconv::mx::MxRequest::is_mx_name(f))
+    {
+        return run_mx(args);
+    }
     let arith = args
         .function
         .first()
@@ -165,6 +172,103 @@ fn reference_trap(
         }
     }
     None
+}
+
+/// `clconv run convert_mx<elem>[_rtp|_rte](<value>)` (values from `--values`/`--input`: a line
+/// per block, its scale and its elements) and `clconv run convert_<value>(mx<elem>)` (elements
+/// from `--values`/`--input`, the scales from `--values2`/`--input2`: the values), through the
+/// JIT or, with `--reference`, the reference.
+fn run_mx(args: &RunArgs) -> Result<ExitCode, Usage> {
+    use clconv::mx::{MxRequest, MX_BLOCK};
+    let request =
+        MxRequest::parse(args::one_function(&args.function)?).map_err(|e| Usage(e.to_string()))?;
+    let foreign = [
+        ("--input3", args.input3.is_some()),
+        ("--values3", args.values3.is_some()),
+        ("--output", args.output.is_some()),
+        ("--fp16", args.fp16.fp16),
+    ];
+    if let Some((name, _)) = foreign.iter().find(|(_, given)| *given) {
+        return Err(Usage(format!(
+            "{name} does not go with an MX block request (it prints its blocks)"
+        )));
+    }
+    let read = |input: &Option<String>,
+                values: &Option<String>,
+                t: clconv::ScalarType,
+                what: &str| {
+        match (input.as_deref(), values.as_deref()) {
+            (Some(path), None) => {
+                std::fs::read(path).map_err(|e| Usage(format!("cannot read {path}: {e}")))
+            }
+            (None, Some(text)) => parse_values(text, t),
+            (Some(_), Some(_)) => Err(Usage(format!(
+                "give the {what} once, not both as a file and as text"
+            ))),
+            (None, None) => Err(Usage(format!("{request} needs its {what}"))),
+        }
+    };
+    let jit = || Jit::with_options(X64Flags::Host, Extensions::default(), clconv::Rounding::Rte);
+    let elem = request.elem();
+    match request {
+        MxRequest::Quantize { from, .. } => {
+            if args.input2.is_some() || args.values2.is_some() {
+                return Err(Usage(format!("{request} takes one input, the values")));
+            }
+            let values = read(
+                &args.input,
+                &args.values,
+                from,
+                "values (--values or --input)",
+            )?;
+            let n = values.len() / from.bytes();
+            let (mut e, mut s) = (vec![0u8; n], vec![0u8; MxRequest::blocks(n)]);
+            if args.reference {
+                reference::mx_quantize(&request, &values, &mut e, &mut s)
+                    .map_err(|e| Usage(e.to_string()))?;
+            } else {
+                jit()?
+                    .compile_blocks_request(&request)?
+                    .quantize_bytes(&values, &mut e, &mut s)
+                    .map_err(|e| Usage(e.to_string()))?;
+            }
+            for (scale, block) in s.iter().zip(e.chunks(MX_BLOCK)) {
+                out!(
+                    "scale {}: {}",
+                    format_vector(&[*scale], clconv::ScalarType::Fp8E8M0, 1),
+                    format_vector(block, elem, block.len())
+                );
+            }
+        }
+        MxRequest::Dequantize { to, .. } => {
+            let elements = read(
+                &args.input,
+                &args.values,
+                elem,
+                "elements (--values or --input)",
+            )?;
+            let scales = read(
+                &args.input2,
+                &args.values2,
+                clconv::ScalarType::Fp8E8M0,
+                "scales (--values2 or --input2)",
+            )?;
+            let mut values = vec![0u8; elements.len() * to.bytes()];
+            if args.reference {
+                reference::mx_dequantize(&request, &elements, &scales, &mut values)
+                    .map_err(|e| Usage(e.to_string()))?;
+            } else {
+                jit()?
+                    .compile_blocks_request(&request)?
+                    .dequantize_bytes(&elements, &scales, &mut values)
+                    .map_err(|e| Usage(e.to_string()))?;
+            }
+            for block in values.chunks(MX_BLOCK * to.bytes()) {
+                out!("{}", format_vector(block, to, block.len() / to.bytes()));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `clconv run OP(TYPE) ...`: an arithmetic batch through the JIT (or the reference).

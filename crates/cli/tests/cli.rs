@@ -180,6 +180,80 @@ fn run_values_prints_text() {
 
 /// bool prints as `true`/`false` and reads `true`, `false`, `1`, `0` (issue 45's examples):
 /// -0.0 is false, NaN and the smallest subnormal true; JIT and reference alike.
+/// MX blocks from the command line (issue 47's example): the values 1000, 0.5, 0.3 and -7 are
+/// one block, amax 1000; OCP's scale 2 (1000 / 2 saturates to 448, 0.3 / 2 = 0.15 rounds to
+/// E4M3's 0.15625), rounded up 4 (250 -> 256). By hand from OCP MX 6.3; JIT and reference.
+#[test]
+fn run_mx_blocks() {
+    for reference in [None, Some("--reference")] {
+        let with = |args: &[&'static str]| -> Vec<&'static str> {
+            args.iter().copied().chain(reference).collect()
+        };
+        assert_eq!(
+            ok(&with(&[
+                "run",
+                "convert_mxfp8e4m3(float)",
+                "--values=1000,0.5,0.3,-7"
+            ])),
+            "scale 2.0: (448.0, 0.25, 0.15625, -3.5)\n"
+        );
+        assert_eq!(
+            ok(&with(&[
+                "run",
+                "convert_mxfp8e4m3_rtp(float)",
+                "--values=1000,0.5,0.3,-7"
+            ])),
+            "scale 4.0: (256.0, 0.125, 0.078125, -1.75)\n"
+        );
+        // Back: 6 * 4 and -0.5 * 4; the scale 0xff makes the block NaN.
+        assert_eq!(
+            ok(&with(&[
+                "run",
+                "convert_float(mxfp4e2m1)",
+                "--values=6,-0.5",
+                "--values2=4"
+            ])),
+            "(24.0, -2.0)\n"
+        );
+        assert_eq!(
+            ok(&with(&[
+                "run",
+                "convert_half(mxfp4e2m1)",
+                "--values=6",
+                "--values2=0xff"
+            ])),
+            "NaN\n"
+        );
+    }
+    let list = ok(&["list", "mx"]);
+    assert_eq!(list.lines().count(), 60, "{list}");
+    assert!(
+        list.contains("convert_mxfp4e2m1_rte(bfloat)\tMX block"),
+        "{list}"
+    );
+    assert_eq!(
+        ok(&["check", "mxfp6"]).lines().last(),
+        Some("24 passed, 0 failed")
+    );
+    usage_error(
+        &["run", "convert_mxfp4e2m1_rtz(float)", "--values=1"],
+        &["_rtz is no MX scale rule"],
+    );
+    usage_error(
+        &["run", "convert_float(mxfp4e2m1)", "--values=1"],
+        &["needs its scales"],
+    );
+    usage_error(
+        &[
+            "run",
+            "convert_float(mxfp4e2m1)",
+            "--values=1",
+            "--values2=1,2",
+        ],
+        &["1 values need 1 elements and 1 scales"],
+    );
+}
+
 #[test]
 fn run_bool() {
     for reference in [None, Some("--reference")] {

@@ -15,6 +15,7 @@
 //!   by the tests.
 //! - [`ledger`]: the exhaustive ledger (its file and the machine-code fingerprints), below the
 //!   sweeps; [`status`]: which runs of this build it proves, above both.
+//! - [`mx_blocks`]: MX block kernels against the reference, on blocks that cover every scale.
 //! - [`report`]: the generated `lowering-tables/REPORT.md`.
 //! - [`seed_budget`]: the inputs the sweeps give the conversions from 64-bit sources.
 #![deny(missing_docs)]
@@ -26,6 +27,7 @@ pub mod fast_path;
 pub mod fuzz_targets;
 pub mod interp;
 pub mod ledger;
+pub mod mx_blocks;
 pub mod report;
 pub mod seed_budget;
 pub mod status;

@@ -1,0 +1,145 @@
+//! MX block kernels (`Jit::compile_blocks`) against the reference's block quantiser
+//! (`clconv::reference::mx_quantize`, written from the OCP text): every request, on blocks that
+//! cover every scale exponent and the rules' thresholds, all-equal and single-outlier blocks,
+//! NaN, infinity and zero blocks, subnormals and values that vanish under a large scale; and
+//! every (element, scale) pair of every dequantisation.
+
+use clconv::jit::{Fp4E2M1, Fp8E4M3, Fp8E8M0, Jit};
+use clconv::mx::MxRequest;
+use clconv::mx_kernel::MxError;
+use clconv::reference::{mx_dequantize, mx_quantize};
+use clconv_verify::mx_blocks;
+
+#[test]
+fn every_request_matches_the_reference() {
+    let jit = Jit::new().unwrap();
+    let mut blocks = 0;
+    for request in MxRequest::all() {
+        blocks += mx_blocks::check(&jit, &request).unwrap_or_else(|e| panic!("{e}"));
+    }
+    // 45 quantisations of at least 8,000 blocks, 15 dequantisations of 2,048.
+    assert!(blocks > 45 * 8000 + 15 * 2048, "{blocks}");
+}
+
+#[test]
+fn a_short_last_block_is_a_block_padded_with_zeros() {
+    let jit = Jit::new().unwrap();
+    let k = jit.compile_blocks("convert_mxfp4e2m1_rte(float)").unwrap();
+    let values: Vec<f32> = (0..37).map(|i| (i as f32 - 20.0) * 0.37).collect();
+    let (mut e, mut s) = (vec![Fp4E2M1(0); 37], vec![Fp8E8M0(0); 2]);
+    k.quantize(&values, &mut e, &mut s).unwrap();
+    let mut padded = values.clone();
+    padded.resize(64, 0.0);
+    let bytes: Vec<u8> = padded.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let (mut re, mut rs) = (vec![0u8; 64], vec![0u8; 2]);
+    mx_quantize(&k.request(), &bytes, &mut re, &mut rs).unwrap();
+    assert_eq!(s.iter().map(|s| s.0).collect::<Vec<_>>(), rs);
+    assert_eq!(e.iter().map(|e| e.0).collect::<Vec<_>>(), re[..37]);
+
+    let back = jit.compile_blocks("convert_float(mxfp4e2m1)").unwrap();
+    let mut out = vec![0f32; 37];
+    back.dequantize(&e, &s, &mut out).unwrap();
+    let mut full = vec![0u8; 64 * 4];
+    mx_dequantize(&back.request(), &re, &rs, &mut full).unwrap();
+    let expected: Vec<f32> = full
+        .chunks(4)
+        .take(37)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn the_issue_example_and_the_element_rules_by_hand() {
+    let jit = Jit::new().unwrap();
+    let mut block = [0.5f32; 32];
+    block[7] = 1000.0;
+    block[8] = -0.0;
+    let mut e = [Fp8E4M3(0); 32];
+    let mut s = [Fp8E8M0(0)];
+    // OCP: 2^(9 - 8) = 2; 1000 / 2 = 500 saturates to 448 (0x7e); 0.5 / 2 = 0.25 = 2^-2 (0x28).
+    jit.compile_blocks("convert_mxfp8e4m3(float)")
+        .unwrap()
+        .quantize(&block, &mut e, &mut s)
+        .unwrap();
+    assert_eq!((s[0].0, e[7].0, e[0].0, e[8].0), (0x80, 0x7e, 0x28, 0x80));
+    // Rounded up: 4 (0x81); 250 rounds to 256 (0x78); 0.125 = 2^-3 (0x20).
+    jit.compile_blocks("convert_mxfp8e4m3_rtp(float)")
+        .unwrap()
+        .quantize(&block, &mut e, &mut s)
+        .unwrap();
+    assert_eq!((s[0].0, e[7].0, e[0].0), (0x81, 0x78, 0x20));
+    // Nearest: 1000 / 448 = 2.23, nearest power 2 (0x80), as OCP's here.
+    jit.compile_blocks("convert_mxfp8e4m3_rte(float)")
+        .unwrap()
+        .quantize(&block, &mut e, &mut s)
+        .unwrap();
+    assert_eq!(s[0].0, 0x80);
+    // A NaN anywhere: the scale 0xff, every element E4M3's NaN 0x7f.
+    block[30] = f32::NAN;
+    jit.compile_blocks("convert_mxfp8e4m3(float)")
+        .unwrap()
+        .quantize(&block, &mut e, &mut s)
+        .unwrap();
+    assert_eq!(s[0].0, 0xff);
+    assert!(e.iter().all(|e| e.0 == 0x7f));
+    // Back: E4M3 0x7e (448) times 2^(0x80 - 127) = 896; the scale 0xff gives the one NaN.
+    let back = jit.compile_blocks("convert_float(mxfp8e4m3)").unwrap();
+    let mut v = [0f32; 2];
+    back.dequantize(&[Fp8E4M3(0x7e), Fp8E4M3(0xfe)], &[Fp8E8M0(0x80)], &mut v)
+        .unwrap();
+    assert_eq!(v, [896.0, -896.0]);
+    back.dequantize(&[Fp8E4M3(0x7e), Fp8E4M3(0x01)], &[Fp8E8M0(0xff)], &mut v)
+        .unwrap();
+    assert_eq!(v.map(f32::to_bits), [0x7fc0_0000; 2]);
+}
+
+#[test]
+fn bad_names_and_buffers_are_typed_errors() {
+    let jit = Jit::new().unwrap();
+    for (name, says) in [
+        ("convert_mxfp8e4m3_rtz(float)", "_rtz is no MX scale rule"),
+        ("convert_mxfp8e4m3_sat(float)", "_sat is no MX scale rule"),
+        ("convert_mxint8(float)", "mxint8 is no MX format"),
+        ("convert_mxfp4e2m1(double)", "not double"),
+        ("convert_int(mxfp4e2m1)", "not int"),
+        ("convert_mxfp4e2m1", "not of the form"),
+    ] {
+        let err = jit.compile_blocks(name).err().unwrap();
+        assert!(matches!(err, MxError::Parse(_)), "{name}: {err:?}");
+        assert!(err.to_string().contains(says), "{name}: {err}");
+    }
+    let k = jit.compile_blocks("convert_mxfp4e2m1(float)").unwrap();
+    let mut e = [Fp4E2M1(0); 33];
+    let err = k
+        .quantize(&[0f32; 33], &mut e, &mut [Fp8E8M0(0)])
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("33 values need 33 elements and 2 scales"),
+        "{err}"
+    );
+    let err = k
+        .quantize(&[0f32; 33], &mut [Fp8E4M3(0); 33], &mut [Fp8E8M0(0); 2])
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("the element buffer holds fp8e4m3"),
+        "{err}"
+    );
+    let err = k
+        .quantize(&[0f64; 33], &mut e, &mut [Fp8E8M0(0); 2])
+        .unwrap_err();
+    assert!(err.to_string().contains("holds double"), "{err}");
+    let err = k
+        .dequantize(&e, &[Fp8E8M0(0); 2], &mut [0f32; 33])
+        .unwrap_err();
+    assert!(err.to_string().contains("dequantize"), "{err}");
+    // An odd number of bytes for 4-byte values.
+    let err = k
+        .quantize_bytes(&[0u8; 5], &mut [0u8; 1], &mut [0u8; 1])
+        .unwrap_err();
+    assert!(matches!(err, MxError::Buffer(_)), "{err:?}");
+    // The conversion entry says where MX requests go.
+    let err = jit.compile("convert_mxfp8e4m3(float)").err().unwrap();
+    assert!(err.to_string().contains("compile_blocks"), "{err}");
+}

@@ -1,0 +1,391 @@
+//! OCP Microscaling (MX) block requests: a block of 32 values shares one E8M0 scale (OCP
+//! Microscaling Formats (MX) v1.0, section 5; the rules are in [`crate::reference`]'s
+//! `quantize_mx_block` and in `docs/formats.md`).
+//!
+//! An MX request is no [`crate::Request`]: it reads or writes two buffers on one side (the
+//! elements and the scales), so it has its own kernels ([`crate::lower::Lowering::quantize_mx_block`]
+//! for the builder API, `Jit::compile_blocks` for batches), as arithmetic has.
+//!
+//! # The spelling
+//!
+//! clconv's own, shaped like a conversion name, the block type spelled `mx<element>`:
+//!
+//! ```text
+//! convert_mx<elem>[_rtp|_rte](<value>)     quantise: values -> elements and scales
+//! convert_<value>(mx<elem>)                dequantise: elements and scales -> values
+//!     elem   fp8e4m3 | fp8e5m2 | fp6e2m3 | fp6e3m2 | fp4e2m1  (MXFP8, MXFP6, MXFP4)
+//!     value  float | half | bfloat
+//! ```
+//!
+//! The suffix is the scale's rule ([`ScaleRule`]): none for OCP's (2^(floor(log2 amax) -
+//! emax_elem)), `_rtp` for the smallest power of two that keeps every element in range
+//! (NVIDIA's MXFP8 recipe, CUDA's `__nv_fp8_e8m0` rounding up), `_rte` for the power of two
+//! nearest amax / max_elem (PyTorch's E8M0 conversion). The elements always round to nearest
+//! even and saturate (OCP MX 6.3), so `_sat`, `_rtz` and `_rtn` are refused.
+//!
+//! ```
+//! use clconv::mx::{MxRequest, ScaleRule};
+//! use clconv::ScalarType::{Float, Fp8E4M3};
+//! let r: MxRequest = "convert_mxfp8e4m3_rtp(float)".parse().unwrap();
+//! assert_eq!(r, MxRequest::Quantize { elem: Fp8E4M3, from: Float, rule: ScaleRule::RoundUp });
+//! assert_eq!(r.to_string(), "convert_mxfp8e4m3_rtp(float)");
+//! let back: MxRequest = "convert_float(mxfp8e4m3)".parse().unwrap();
+//! assert_eq!(back, MxRequest::Dequantize { elem: Fp8E4M3, to: Float });
+//! assert!("convert_mxfp8e4m3_rtz(float)".parse::<MxRequest>().is_err());
+//! ```
+//!
+//! # Buffers
+//!
+//! Elements one per byte (a code in the low bits, as the element types' buffers hold it),
+//! scales one E8M0 byte per block of [`MX_BLOCK`] elements, in separate buffers (the layout of
+//! PyTorch's and ml_dtypes' MX tensors). A last block shorter than 32 is a block padded with
+//! zeros, which changes neither its scale nor its elements: `n` values take `n` elements and
+//! `ceil(n / 32)` scales.
+
+use crate::types::ScalarType;
+use std::fmt;
+use std::str::FromStr;
+
+/// Elements per MX block (OCP MX v1.0, section 5: k = 32 for every concrete MX format).
+pub const MX_BLOCK: usize = 32;
+
+/// How an MX block's shared scale is chosen from its largest magnitude `amax`.
+///
+/// ```
+/// use clconv::mx::ScaleRule;
+/// assert_eq!(ScaleRule::ALL.len(), 3);
+/// assert_eq!(ScaleRule::RoundUp.suffix(), "_rtp");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ScaleRule {
+    /// OCP MX v1.0's: 2^(floor(log2(amax)) - emax_elem); elements beyond the range saturate.
+    OcpFloor,
+    /// The smallest power of two that keeps every element in range (NVIDIA's, CUDA's).
+    RoundUp,
+    /// The power of two nearest amax / max_elem, ties up (PyTorch's).
+    NearestEven,
+}
+
+impl ScaleRule {
+    /// The three rules.
+    pub const ALL: [ScaleRule; 3] = [
+        ScaleRule::OcpFloor,
+        ScaleRule::RoundUp,
+        ScaleRule::NearestEven,
+    ];
+
+    /// The rule's suffix in a request's name: `""`, `"_rtp"` or `"_rte"`.
+    pub const fn suffix(self) -> &'static str {
+        match self {
+            ScaleRule::OcpFloor => "",
+            ScaleRule::RoundUp => "_rtp",
+            ScaleRule::NearestEven => "_rte",
+        }
+    }
+}
+
+/// An MX element format's largest finite value and its exponent (`emax_elem`, OCP MX v1.0
+/// table 1), or `None` for a type that is no MX element format.
+///
+/// ```
+/// use clconv::{mx::element_range, ScalarType};
+/// assert_eq!(element_range(ScalarType::Fp8E4M3), Some((448.0, 8)));
+/// assert_eq!(element_range(ScalarType::Float), None);
+/// ```
+pub const fn element_range(t: ScalarType) -> Option<(f64, i32)> {
+    Some(match t {
+        ScalarType::Fp8E4M3 => (448.0, 8),
+        ScalarType::Fp8E5M2 => (57344.0, 15),
+        ScalarType::Fp6E2M3 => (7.5, 2),
+        ScalarType::Fp6E3M2 => (28.0, 4),
+        ScalarType::Fp4E2M1 => (6.0, 2),
+        _ => return None,
+    })
+}
+
+/// The MX element formats: fp8e4m3, fp8e5m2, fp6e2m3, fp6e3m2, fp4e2m1.
+pub const ELEMENTS: [ScalarType; 5] = [
+    ScalarType::Fp8E4M3,
+    ScalarType::Fp8E5M2,
+    ScalarType::Fp6E2M3,
+    ScalarType::Fp6E3M2,
+    ScalarType::Fp4E2M1,
+];
+
+/// The value types a block is quantised from and dequantised to: float, half, bfloat.
+pub const VALUES: [ScalarType; 3] = [ScalarType::Float, ScalarType::Half, ScalarType::BFloat];
+
+/// One MX block request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MxRequest {
+    /// `convert_mx<elem>[_rtp|_rte](<from>)`: values to elements and one scale per block.
+    Quantize {
+        /// The element format.
+        elem: ScalarType,
+        /// The values' type: float, half or bfloat.
+        from: ScalarType,
+        /// How the scale is chosen.
+        rule: ScaleRule,
+    },
+    /// `convert_<to>(mx<elem>)`: elements and scales to values, each element times its
+    /// block's scale, rounded to nearest even into `to`.
+    Dequantize {
+        /// The element format.
+        elem: ScalarType,
+        /// The values' type: float, half or bfloat.
+        to: ScalarType,
+    },
+}
+
+impl MxRequest {
+    /// Parses the spelling in the module docs.
+    ///
+    /// ```
+    /// use clconv::mx::{MxParseError, MxRequest};
+    /// assert!(MxRequest::parse("convert_mxfp4e2m1_rte(bfloat)").is_ok());
+    /// assert!(matches!(MxRequest::parse("convert_mxfp4e2m1(double)"), Err(MxParseError::ValueType { .. })));
+    /// ```
+    pub fn parse(text: &str) -> Result<MxRequest, MxParseError> {
+        let text = text.trim();
+        let bad = |why: &str| MxParseError::Syntax {
+            name: text.to_string(),
+            why: why.to_string(),
+        };
+        let (name, arg) = text
+            .strip_suffix(')')
+            .and_then(|t| t.split_once('('))
+            .ok_or_else(|| bad("it is not of the form convert_<dst>(<src>)"))?;
+        let name = name
+            .strip_prefix("convert_")
+            .ok_or_else(|| bad("it does not start with convert_"))?;
+        let arg = arg.trim();
+        if let Some(block) = arg.strip_prefix("mx") {
+            let elem = element(block, text)?;
+            let to = value_type(name, text)?;
+            return Ok(MxRequest::Dequantize { elem, to });
+        }
+        let block = name
+            .strip_prefix("mx")
+            .ok_or_else(|| bad("neither the destination nor the source is an mx<element> block"))?;
+        let (block, rule) = match block.split_once('_') {
+            None => (block, ScaleRule::OcpFloor),
+            Some((block, "rtp")) => (block, ScaleRule::RoundUp),
+            Some((block, "rte")) => (block, ScaleRule::NearestEven),
+            Some((_, suffix)) => {
+                return Err(MxParseError::Suffix {
+                    name: text.to_string(),
+                    suffix: suffix.to_string(),
+                })
+            }
+        };
+        let elem = element(block, text)?;
+        let from = value_type(arg, text)?;
+        Ok(MxRequest::Quantize { elem, from, rule })
+    }
+
+    /// True when `text` names an MX block request (well formed or not): `mx` begins its
+    /// destination or its argument. Other conversion names never do.
+    ///
+    /// ```
+    /// use clconv::mx::MxRequest;
+    /// assert!(MxRequest::is_mx_name("convert_mxfp8e4m3_rtz(float)"));
+    /// assert!(MxRequest::is_mx_name("convert_float(mxfp9)"));
+    /// assert!(!MxRequest::is_mx_name("convert_fp8e4m3(float)"));
+    /// ```
+    pub fn is_mx_name(text: &str) -> bool {
+        let text = text.trim();
+        text.starts_with("convert_mx")
+            || text
+                .split_once('(')
+                .is_some_and(|(_, arg)| arg.trim_start().starts_with("mx"))
+    }
+
+    /// Every MX request: 5 element formats x 3 value types x (3 scale rules + the way back),
+    /// 60 in all.
+    ///
+    /// ```
+    /// assert_eq!(clconv::mx::MxRequest::all().len(), 60);
+    /// ```
+    pub fn all() -> Vec<MxRequest> {
+        let mut out = Vec::new();
+        for elem in ELEMENTS {
+            for value in VALUES {
+                for rule in ScaleRule::ALL {
+                    out.push(MxRequest::Quantize {
+                        elem,
+                        from: value,
+                        rule,
+                    });
+                }
+                out.push(MxRequest::Dequantize { elem, to: value });
+            }
+        }
+        out
+    }
+
+    /// The element format.
+    pub const fn elem(&self) -> ScalarType {
+        match *self {
+            MxRequest::Quantize { elem, .. } | MxRequest::Dequantize { elem, .. } => elem,
+        }
+    }
+
+    /// The values' type (the source of a quantisation, the destination of a dequantisation).
+    pub const fn value(&self) -> ScalarType {
+        match *self {
+            MxRequest::Quantize { from, .. } => from,
+            MxRequest::Dequantize { to, .. } => to,
+        }
+    }
+
+    /// Blocks that `values` values fill, the last one perhaps in part: ceil(values / 32).
+    ///
+    /// ```
+    /// assert_eq!(clconv::mx::MxRequest::blocks(33), 2);
+    /// ```
+    pub const fn blocks(values: usize) -> usize {
+        values.div_ceil(MX_BLOCK)
+    }
+
+    /// Checks that a run's buffers fit together: as many elements as values, and
+    /// ceil(values / 32) scales. Returns the number of values.
+    ///
+    /// ```
+    /// use clconv::mx::MxRequest;
+    /// let r = MxRequest::parse("convert_mxfp8e4m3(float)").unwrap();
+    /// assert_eq!(r.check_lengths(40, 40, 2), Ok(40));
+    /// assert!(r.check_lengths(40, 40, 1).is_err());
+    /// ```
+    pub fn check_lengths(
+        &self,
+        values: usize,
+        elements: usize,
+        scales: usize,
+    ) -> Result<usize, MxBufferError> {
+        if values != elements || scales != MxRequest::blocks(values) {
+            return Err(MxBufferError::Lengths {
+                request: self.to_string(),
+                values,
+                elements,
+                scales,
+                expected_scales: MxRequest::blocks(values),
+            });
+        }
+        Ok(values)
+    }
+}
+
+impl fmt::Display for MxRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            MxRequest::Quantize { elem, from, rule } => write!(
+                f,
+                "convert_mx{}{}({})",
+                elem.name(),
+                rule.suffix(),
+                from.name()
+            ),
+            MxRequest::Dequantize { elem, to } => {
+                write!(f, "convert_{}(mx{})", to.name(), elem.name())
+            }
+        }
+    }
+}
+
+impl FromStr for MxRequest {
+    type Err = MxParseError;
+
+    fn from_str(s: &str) -> Result<MxRequest, MxParseError> {
+        MxRequest::parse(s)
+    }
+}
+
+fn element(name: &str, text: &str) -> Result<ScalarType, MxParseError> {
+    ELEMENTS
+        .into_iter()
+        .find(|t| t.name() == name)
+        .ok_or_else(|| MxParseError::Element {
+            name: text.to_string(),
+            element: name.to_string(),
+        })
+}
+
+fn value_type(name: &str, text: &str) -> Result<ScalarType, MxParseError> {
+    VALUES
+        .into_iter()
+        .find(|t| t.name() == name)
+        .ok_or_else(|| MxParseError::ValueType {
+            name: text.to_string(),
+            value: name.to_string(),
+        })
+}
+
+/// Why a name is not an MX block request. Every message says how to fix it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MxParseError {
+    /// Not shaped like an MX request.
+    #[error("`{name}` is no MX block request: {why}; write convert_mx<elem>[_rtp|_rte](<value>) or convert_<value>(mx<elem>)")]
+    Syntax {
+        /// The text.
+        name: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// An element format MX does not have.
+    #[error("`{name}`: mx{element} is no MX format; the blocks are mxfp8e4m3, mxfp8e5m2, mxfp6e2m3, mxfp6e3m2 and mxfp4e2m1")]
+    Element {
+        /// The text.
+        name: String,
+        /// The element part.
+        element: String,
+    },
+    /// A value type blocks do not come from or go to.
+    #[error("`{name}`: MX blocks are quantised from and dequantised to float, half or bfloat, not {value}")]
+    ValueType {
+        /// The text.
+        name: String,
+        /// The value type written.
+        value: String,
+    },
+    /// A suffix that is no scale rule.
+    #[error("`{name}`: _{suffix} is no MX scale rule; write no suffix for OCP's (floor(log2 amax) - emax), _rtp to round the scale up (no element saturates) or _rte for the nearest power of two; the elements always round to nearest even and saturate")]
+    Suffix {
+        /// The text.
+        name: String,
+        /// The suffix written, without its `_`.
+        suffix: String,
+    },
+}
+
+/// Why a run's buffers do not fit an MX request.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MxBufferError {
+    /// The three lengths disagree.
+    #[error("{request}: {values} values need {values} elements and {expected_scales} scales (one per block of 32, the last perhaps short), but the buffers hold {elements} elements and {scales} scales")]
+    Lengths {
+        /// The request.
+        request: String,
+        /// Values in the value buffer.
+        values: usize,
+        /// Elements in the element buffer.
+        elements: usize,
+        /// Scales in the scale buffer.
+        scales: usize,
+        /// Scales the values need.
+        expected_scales: usize,
+    },
+    /// A buffer of another element type than the request's.
+    #[error("{request}: the {buffer} buffer holds {got}, but the request's are {expected}")]
+    ElementType {
+        /// The request.
+        request: String,
+        /// Which buffer.
+        buffer: &'static str,
+        /// The type passed.
+        got: &'static str,
+        /// The request's type.
+        expected: &'static str,
+    },
+}

@@ -1,0 +1,526 @@
+//! Batch kernels for MX block requests ([`crate::mx`]): a Cranelift function
+//! `fn(a: *const u8, b: *const u8, c: *mut u8, d: *mut u8, blocks: i64)` over whole blocks of 32,
+//! and its JIT entry point [`Jit::compile_blocks`].
+//!
+//! A quantisation reads the values at `a` and writes the elements at `c` and the scales at `d`;
+//! a dequantisation reads the elements at `a` and the scales at `b` and writes the values at
+//! `c`. One block per loop turn, through [`Lowering::quantize_mx_block`] and
+//! [`Lowering::dequantize_mx_block`]: the builder API's code is the kernel's. A last block
+//! shorter than 32 runs on a zero-padded copy.
+//!
+//! ```
+//! use clconv::jit::{Fp8E4M3, Fp8E8M0, Jit};
+//! let jit = Jit::new().unwrap();
+//! let k = jit.compile_blocks("convert_mxfp8e4m3(float)").unwrap();
+//! let mut values = [0.5f32; 32];
+//! values[7] = 1000.0;
+//! let mut elements = [Fp8E4M3(0); 32];
+//! let mut scales = [Fp8E8M0(0); 1];
+//! k.quantize(&values, &mut elements, &mut scales).unwrap();
+//! // OCP's scale: 2^(floor(log2 1000) - 8) = 2 (0x80); 1000 / 2 saturates to 448 (0x7e).
+//! assert_eq!((scales[0].0, elements[7].0), (0x80, 0x7e));
+//! ```
+
+use crate::host;
+use crate::jit::{self, Disassembly, Element, Jit, JitError};
+use crate::kernel::{counted_loop, mem_flags};
+use crate::lower::{ElementConversion, HalfValues, Lowering};
+use crate::mx::{MxBufferError, MxParseError, MxRequest, MX_BLOCK};
+use crate::table::IsaFeatures;
+use crate::types::{Rounding, ScalarType};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, Function, InstBuilder, UserFuncName, Value};
+use cranelift_codegen::isa::{TargetFrontendConfig, TargetIsa};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Why compiling or running an MX block kernel failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MxError {
+    /// The name is not an MX block request.
+    #[error(transparent)]
+    Parse(#[from] MxParseError),
+    /// The buffers do not fit the request.
+    #[error(transparent)]
+    Buffer(#[from] MxBufferError),
+    /// The JIT could not compile the kernel.
+    #[error(transparent)]
+    Jit(#[from] JitError),
+}
+
+/// Builds the kernel of `request` (the module docs' signature) for an ISA of `features`.
+///
+/// ```
+/// use clconv::{mx::MxRequest, mx_kernel, table::IsaFeatures};
+/// use cranelift_codegen::settings;
+/// let isa = cranelift_native::builder().unwrap().finish(settings::Flags::new(settings::builder())).unwrap();
+/// let r = MxRequest::parse("convert_half(mxfp4e2m1)").unwrap();
+/// let func = mx_kernel::build(&r, IsaFeatures::of(&*isa).unwrap(), isa.frontend_config()).unwrap();
+/// assert_eq!(func.signature.params.len(), 5);
+/// ```
+pub fn build(
+    request: &MxRequest,
+    features: IsaFeatures,
+    frontend: TargetFrontendConfig,
+) -> Result<Function, String> {
+    let sig = crate::arith_kernel::signature(frontend.default_call_conv);
+    let mut func = Function::with_name_signature(UserFuncName::user(2, 0), sig);
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let p = b.block_params(entry).to_vec();
+    let lowering = Lowering::with_features(features).with_half_values(HalfValues::Bits);
+    let mut failed = None;
+    counted_loop(&mut b, p[4], IntCC::SignedLessThan, &mut |b, i| {
+        if failed.is_none() {
+            if let Err(e) = block_body(b, &lowering, request, [p[0], p[1], p[2], p[3]], i) {
+                failed = Some(e.to_string());
+            }
+        }
+    });
+    if let Some(why) = failed {
+        return Err(why);
+    }
+    b.ins().return_(&[]);
+    b.seal_all_blocks();
+    b.finalize(frontend);
+    Ok(func)
+}
+
+/// `base + index * scale + offset`.
+fn at(b: &mut FunctionBuilder, base: Value, index: Value, scale: usize, offset: usize) -> Value {
+    let scaled = b.ins().imul_imm_u(index, scale as i64);
+    let addr = b.ins().iadd(base, scaled);
+    b.ins().iadd_imm_u(addr, offset as i64)
+}
+
+/// One block, `i`, of the request.
+fn block_body(
+    b: &mut FunctionBuilder,
+    lowering: &Lowering,
+    request: &MxRequest,
+    p: [Value; 4],
+    i: Value,
+) -> Result<(), crate::lower::LowerError> {
+    let value = request.value();
+    let bytes = value.bytes();
+    match *request {
+        MxRequest::Quantize { elem, rule, .. } => {
+            let floats: Vec<Value> = if value == ScalarType::Float {
+                (0..MX_BLOCK / 4)
+                    .map(|j| {
+                        let addr = at(b, p[0], i, MX_BLOCK * 4, 16 * j);
+                        b.ins().load(types::F32X4, mem_flags(), addr, 0)
+                    })
+                    .collect()
+            } else {
+                // Half or bfloat: eight to a vector, widened exactly.
+                let widen = ElementConversion::new(value, ScalarType::Float);
+                let mut out = Vec::new();
+                for j in 0..MX_BLOCK / 16 {
+                    let parts: Vec<Value> = (0..2)
+                        .map(|h| {
+                            let addr = at(b, p[0], i, MX_BLOCK * bytes, 32 * j + 16 * h);
+                            b.ins().load(types::I16X8, mem_flags(), addr, 0)
+                        })
+                        .collect();
+                    out.extend(lowering.convert(b, widen, &parts)?);
+                }
+                out
+            };
+            let q = lowering.quantize_mx_block(b, elem, rule, &floats)?;
+            for (j, &e) in q.elements.iter().enumerate() {
+                let addr = at(b, p[2], i, MX_BLOCK, 16 * j);
+                b.ins().store(mem_flags(), e, addr, 0);
+            }
+            let addr = b.ins().iadd(p[3], i);
+            b.ins().store(mem_flags(), q.scale, addr, 0);
+        }
+        MxRequest::Dequantize { elem, to } => {
+            let codes = [0, 1].map(|j| {
+                let addr = at(b, p[0], i, MX_BLOCK, 16 * j);
+                b.ins().load(types::I8X16, mem_flags(), addr, 0)
+            });
+            let addr = b.ins().iadd(p[1], i);
+            let scale = b.ins().load(types::I8, mem_flags(), addr, 0);
+            let floats = lowering.dequantize_mx_block(b, elem, codes, scale)?;
+            if to == ScalarType::Float {
+                for (j, &v) in floats.iter().enumerate() {
+                    let addr = at(b, p[2], i, MX_BLOCK * 4, 16 * j);
+                    b.ins().store(mem_flags(), v, addr, 0);
+                }
+            } else {
+                let narrow = ElementConversion::new(ScalarType::Float, to).rounding(Rounding::Rte);
+                let mut offset = 0;
+                for sixteen in floats.chunks(4) {
+                    for v in lowering.convert(b, narrow, sixteen)? {
+                        let addr = at(b, p[2], i, MX_BLOCK * bytes, offset);
+                        b.ins().store(mem_flags(), v, addr, 0);
+                        offset += b.func.dfg.value_type(v).bytes() as usize;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A compiled MX block kernel, from [`Jit::compile_blocks`]. Holds its [`Jit`], so the code
+/// lives as long as the kernel.
+pub struct MxKernel {
+    /// Keeps the JIT, and so the code behind the entry point, alive.
+    _jit: Jit,
+    request: MxRequest,
+    entry: usize,
+}
+
+impl MxKernel {
+    /// The request.
+    pub fn request(&self) -> MxRequest {
+        self.request
+    }
+
+    /// Quantises `values` (float, half or bfloat: the request's) into `elements` (one of the
+    /// element format's wrappers, [`crate::jit::Fp4E2M1`] say) and `scales` (one
+    /// [`crate::jit::Fp8E8M0`] per block of 32; a last, shorter block is one padded with
+    /// zeros). An error for a dequantisation, other element types or lengths that do not fit.
+    ///
+    /// ```
+    /// use clconv::jit::{Fp4E2M1, Fp8E8M0, Jit};
+    /// let k = Jit::new().unwrap().compile_blocks("convert_mxfp4e2m1(float)").unwrap();
+    /// let values = [1.0f32, -3.0, 0.25];
+    /// let (mut e, mut s) = ([Fp4E2M1(0); 3], [Fp8E8M0(0)]);
+    /// k.quantize(&values, &mut e, &mut s).unwrap();
+    /// assert_eq!(s[0].0, 0x7e); // amax 3: 2^(1 - 2)
+    /// assert_eq!(e.map(|c| c.0), [0x4, 0xf, 0x1]); // 2.0, -6.0, 0.5
+    /// assert!(k.quantize(&values, &mut e, &mut []).is_err());
+    /// ```
+    pub fn quantize<V: Element, E: Element, S: Element>(
+        &self,
+        values: &[V],
+        elements: &mut [E],
+        scales: &mut [S],
+    ) -> Result<(), MxError> {
+        let MxRequest::Quantize { elem, from, .. } = self.request else {
+            return Err(self.wrong_way("quantize", "dequantize"));
+        };
+        self.check_type("value", V::TYPE, from)?;
+        self.check_type("element", E::TYPE, elem)?;
+        self.check_type("scale", S::TYPE, ScalarType::Fp8E8M0)?;
+        let n = self
+            .request
+            .check_lengths(values.len(), elements.len(), scales.len())?;
+        // SAFETY: `Element` is sealed and implemented only for plain integers, floats and
+        // `repr(transparent)` wrappers of them: no padding, every byte pattern valid, so the
+        // slices may be viewed (and written) as bytes of the same length.
+        let (v, e, s) = unsafe {
+            (
+                std::slice::from_raw_parts(
+                    values.as_ptr().cast::<u8>(),
+                    std::mem::size_of_val(values),
+                ),
+                std::slice::from_raw_parts_mut(elements.as_mut_ptr().cast::<u8>(), n),
+                std::slice::from_raw_parts_mut(scales.as_mut_ptr().cast::<u8>(), scales.len()),
+            )
+        };
+        self.quantize_bytes(v, e, s)
+    }
+
+    /// [`MxKernel::quantize`] on raw little-endian bytes: `values` holds the values, `elements`
+    /// one byte per value, `scales` one byte per block.
+    ///
+    /// ```
+    /// let k = clconv::jit::Jit::new().unwrap().compile_blocks("convert_mxfp8e5m2_rtp(half)").unwrap();
+    /// let values = 0x3c00u16.to_le_bytes(); // 1.0
+    /// let (mut e, mut s) = ([0u8; 1], [0u8; 1]);
+    /// k.quantize_bytes(&values, &mut e, &mut s).unwrap();
+    /// assert_eq!((s[0], e[0]), (127 - 15, 0x78)); // 1.0 = 2^15 * 2^-15: E5M2's 2^15
+    /// ```
+    pub fn quantize_bytes(
+        &self,
+        values: &[u8],
+        elements: &mut [u8],
+        scales: &mut [u8],
+    ) -> Result<(), MxError> {
+        if !matches!(self.request, MxRequest::Quantize { .. }) {
+            return Err(self.wrong_way("quantize", "dequantize"));
+        }
+        let bytes = self.request.value().bytes();
+        let n = self.value_count(values.len(), elements.len(), scales.len())?;
+        let full = n / MX_BLOCK;
+        // SAFETY: `entry` is a function this kernel's Jit compiled from `build` for this
+        // request, SystemV (a, b, c, d, blocks); it calls nothing and runs in the default
+        // floating-point control. It reads `full` blocks of values at `a` (32 * bytes each) and
+        // writes `full` blocks of 32 elements at `c` and `full` scales at `d`, which the
+        // lengths just checked hold; `b` is not read. `elements` and `scales` come from
+        // exclusive borrows, so nothing it writes overlaps what it reads.
+        unsafe {
+            host::call_kernel(
+                self.entry,
+                [
+                    values.as_ptr() as usize,
+                    values.as_ptr() as usize,
+                    elements.as_mut_ptr() as usize,
+                    scales.as_mut_ptr() as usize,
+                    full,
+                ],
+                host::default_control(),
+            )
+        };
+        let rest = n - full * MX_BLOCK;
+        if rest > 0 {
+            let mut v = [0u8; MX_BLOCK * 4];
+            let mut e = [0u8; MX_BLOCK];
+            let mut s = [0u8; 1];
+            v[..rest * bytes].copy_from_slice(&values[full * MX_BLOCK * bytes..]);
+            // SAFETY: as above, on the padded copies: one block each.
+            unsafe {
+                host::call_kernel(
+                    self.entry,
+                    [
+                        v.as_ptr() as usize,
+                        v.as_ptr() as usize,
+                        e.as_mut_ptr() as usize,
+                        s.as_mut_ptr() as usize,
+                        1,
+                    ],
+                    host::default_control(),
+                )
+            };
+            elements[full * MX_BLOCK..].copy_from_slice(&e[..rest]);
+            scales[full] = s[0];
+        }
+        Ok(())
+    }
+
+    /// Dequantises `elements` and `scales` (one per block of 32) into `values` (float, half or
+    /// bfloat: the request's).
+    ///
+    /// ```
+    /// use clconv::jit::{Fp4E2M1, Fp8E8M0, Jit};
+    /// let k = Jit::new().unwrap().compile_blocks("convert_float(mxfp4e2m1)").unwrap();
+    /// let mut values = [0f32; 2];
+    /// k.dequantize(&[Fp4E2M1(0x4), Fp4E2M1(0xf)], &[Fp8E8M0(0x7e)], &mut values).unwrap();
+    /// assert_eq!(values, [1.0, -3.0]);
+    /// ```
+    pub fn dequantize<E: Element, S: Element, V: Element>(
+        &self,
+        elements: &[E],
+        scales: &[S],
+        values: &mut [V],
+    ) -> Result<(), MxError> {
+        let MxRequest::Dequantize { elem, to } = self.request else {
+            return Err(self.wrong_way("dequantize", "quantize"));
+        };
+        self.check_type("value", V::TYPE, to)?;
+        self.check_type("element", E::TYPE, elem)?;
+        self.check_type("scale", S::TYPE, ScalarType::Fp8E8M0)?;
+        self.request
+            .check_lengths(values.len(), elements.len(), scales.len())?;
+        // SAFETY: as in `quantize`: sealed plain element types, viewed as bytes.
+        let (e, s, v) = unsafe {
+            (
+                std::slice::from_raw_parts(elements.as_ptr().cast::<u8>(), elements.len()),
+                std::slice::from_raw_parts(scales.as_ptr().cast::<u8>(), scales.len()),
+                std::slice::from_raw_parts_mut(
+                    values.as_mut_ptr().cast::<u8>(),
+                    std::mem::size_of_val(values),
+                ),
+            )
+        };
+        self.dequantize_bytes(e, s, v)
+    }
+
+    /// [`MxKernel::dequantize`] on raw little-endian bytes.
+    ///
+    /// ```
+    /// let k = clconv::jit::Jit::new().unwrap().compile_blocks("convert_bfloat(mxfp6e3m2)").unwrap();
+    /// let mut v = [0u8; 2];
+    /// k.dequantize_bytes(&[0x1c], &[127], &mut v).unwrap(); // E3M2 0x1c is 28.0
+    /// assert_eq!(u16::from_le_bytes(v), 0x41e0); // 28.0 as bfloat16
+    /// ```
+    pub fn dequantize_bytes(
+        &self,
+        elements: &[u8],
+        scales: &[u8],
+        values: &mut [u8],
+    ) -> Result<(), MxError> {
+        if !matches!(self.request, MxRequest::Dequantize { .. }) {
+            return Err(self.wrong_way("dequantize", "quantize"));
+        }
+        let bytes = self.request.value().bytes();
+        let n = self.value_count(values.len(), elements.len(), scales.len())?;
+        let full = n / MX_BLOCK;
+        // SAFETY: `entry` is a function this kernel's Jit compiled from `build` for this
+        // request, SystemV (a, b, c, d, blocks); it calls nothing and runs in the default
+        // floating-point control. It reads `full` blocks of 32 elements at `a` and `full`
+        // scales at `b`, and writes `full` blocks of values (32 * bytes each) at `c`, which the
+        // lengths just checked hold; `d` is not touched. `values` comes from an exclusive
+        // borrow, so it overlaps nothing read.
+        unsafe {
+            host::call_kernel(
+                self.entry,
+                [
+                    elements.as_ptr() as usize,
+                    scales.as_ptr() as usize,
+                    values.as_mut_ptr() as usize,
+                    values.as_mut_ptr() as usize,
+                    full,
+                ],
+                host::default_control(),
+            )
+        };
+        let rest = n - full * MX_BLOCK;
+        if rest > 0 {
+            let mut e = [0u8; MX_BLOCK];
+            let mut v = [0u8; MX_BLOCK * 4];
+            e[..rest].copy_from_slice(&elements[full * MX_BLOCK..]);
+            let s = [scales[full]];
+            // SAFETY: as above, on the padded copies: one block each.
+            unsafe {
+                host::call_kernel(
+                    self.entry,
+                    [
+                        e.as_ptr() as usize,
+                        s.as_ptr() as usize,
+                        v.as_mut_ptr() as usize,
+                        v.as_mut_ptr() as usize,
+                        1,
+                    ],
+                    host::default_control(),
+                )
+            };
+            values[full * MX_BLOCK * bytes..].copy_from_slice(&v[..rest * bytes]);
+        }
+        Ok(())
+    }
+
+    /// The number of values, when the three byte lengths fit the request.
+    fn value_count(
+        &self,
+        value_bytes: usize,
+        elements: usize,
+        scales: usize,
+    ) -> Result<usize, MxError> {
+        let bytes = self.request.value().bytes();
+        let values = value_bytes / bytes;
+        if !value_bytes.is_multiple_of(bytes) {
+            return Err(MxBufferError::Lengths {
+                request: self.request.to_string(),
+                values,
+                elements,
+                scales,
+                expected_scales: MxRequest::blocks(values),
+            }
+            .into());
+        }
+        Ok(self.request.check_lengths(values, elements, scales)?)
+    }
+
+    fn check_type(
+        &self,
+        buffer: &'static str,
+        got: ScalarType,
+        expected: ScalarType,
+    ) -> Result<(), MxError> {
+        if got != expected {
+            return Err(MxBufferError::ElementType {
+                request: self.request.to_string(),
+                buffer,
+                got: got.name(),
+                expected: expected.name(),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    fn wrong_way(&self, called: &'static str, other: &'static str) -> MxError {
+        MxBufferError::ElementType {
+            request: self.request.to_string(),
+            buffer: "kernel",
+            got: called,
+            expected: other,
+        }
+        .into()
+    }
+}
+
+impl Jit {
+    /// Compiles an MX block kernel named in the spelling of [`crate::mx`]
+    /// (`convert_mxfp8e4m3_rtp(float)`, `convert_half(mxfp4e2m1)`), cached in the JIT by
+    /// request.
+    ///
+    /// ```
+    /// use clconv::jit::{Fp8E4M3, Fp8E8M0, Jit};
+    /// let k = Jit::new().unwrap().compile_blocks("convert_mxfp8e4m3_rtp(float)").unwrap();
+    /// let mut values = [0.5f32; 32];
+    /// values[7] = 1000.0;
+    /// let (mut e, mut s) = ([Fp8E4M3(0); 32], [Fp8E8M0(0)]);
+    /// k.quantize(&values, &mut e, &mut s).unwrap();
+    /// // Rounded up: the scale is 4 (0x81), and 1000 / 4 = 250 rounds to 256 (0x78).
+    /// assert_eq!((s[0].0, e[7].0), (0x81, 0x78));
+    /// ```
+    pub fn compile_blocks(&self, name: &str) -> Result<MxKernel, MxError> {
+        let request = MxRequest::parse(name)?;
+        Ok(self.compile_blocks_request(&request)?)
+    }
+
+    /// Compiles the kernel of a parsed MX request.
+    pub fn compile_blocks_request(&self, request: &MxRequest) -> Result<MxKernel, JitError> {
+        let inner = &self.inner;
+        if let Some(&entry) = jit::lock(&inner.mx_cache).get(request) {
+            return Ok(self.mx_kernel(request, entry));
+        }
+        let compile_error = |why: String| JitError::Compile {
+            request: request.to_string(),
+            why,
+        };
+        let isa = &inner.isa;
+        let func = catch_unwind(AssertUnwindSafe(|| {
+            build(request, inner.features.clone(), isa.frontend_config())
+        }))
+        .map_err(|panic| compile_error(crate::kernel::panic_message(&*panic)))?
+        .map_err(compile_error)?;
+        let verify_ir = inner.verify_ir.load(std::sync::atomic::Ordering::Relaxed);
+        let code = jit::compile_function(&**isa, func, verify_ir).map_err(compile_error)?;
+        let mut memory = jit::lock(&inner.code);
+        // Another thread may have compiled it meanwhile: keep the first.
+        if let Some(&entry) = jit::lock(&inner.mx_cache).get(request) {
+            return Ok(self.mx_kernel(request, entry));
+        }
+        let entry = memory.install(&[code.as_code()]).map_err(compile_error)?[0];
+        jit::lock(&inner.mx_cache).insert(*request, entry);
+        Ok(self.mx_kernel(request, entry))
+    }
+
+    fn mx_kernel(&self, request: &MxRequest, entry: usize) -> MxKernel {
+        MxKernel {
+            _jit: self.clone(),
+            request: *request,
+            entry,
+        }
+    }
+}
+
+/// The Cranelift IR and machine code of an MX kernel for `isa`, without loading it.
+///
+/// ```
+/// use clconv::{mx::MxRequest, mx_kernel};
+/// use cranelift_codegen::settings;
+/// let isa = cranelift_native::builder().unwrap().finish(settings::Flags::new(settings::builder())).unwrap();
+/// let d = mx_kernel::disassemble(&*isa, &MxRequest::parse("convert_mxfp4e2m1(float)").unwrap()).unwrap();
+/// assert!(d.clif.contains("smax"));
+/// ```
+pub fn disassemble(isa: &dyn TargetIsa, request: &MxRequest) -> Result<Disassembly, JitError> {
+    let compile_error = |why: String| JitError::Compile {
+        request: request.to_string(),
+        why,
+    };
+    let features = IsaFeatures::of(isa).map_err(|e| compile_error(e.to_string()))?;
+    let func = build(request, features, isa.frontend_config()).map_err(compile_error)?;
+    jit::disassemble_function(isa, func).map_err(compile_error)
+}
