@@ -42,11 +42,26 @@ fn whole_matrix_in_the_interpreter_matches_the_reference() {
     // conversions under WGSL's and PTX's rules that differ from OpenCL's, the 174 to and from
     // bool, and the narrow formats' 3,150.
     assert_eq!(all.len(), 10500 + 1132 + 720 + 174 + 3150);
+    let all_count = all.len();
     let filter = std::env::var("CLCONV_FILTER").unwrap_or_default();
+    // Not the width-4 and width-8 requests whose source and destination are both whole
+    // 128-bit vectors (`float4` -> `int4`, `double8` -> `long8`): their kernels run one, two or
+    // four of the 128-bit parts the width-16 kernel runs more of, the same IR per part (and a
+    // lane-by-lane kernel the same loop). Narrower vectors (`char4`, `short4`) are shapes of
+    // their own and stay; tests/matrix.rs runs every width natively.
+    let whole_parts = |r: &Request| {
+        let whole = |t: clconv::VectorType| (t.lanes() * t.elem.bytes()).is_multiple_of(16);
+        matches!(r.src().width, Width::W4 | Width::W8) && whole(r.src()) && whole(r.dst())
+    };
     let requests: Vec<Request> = all
         .into_iter()
+        .filter(|r| !whole_parts(r))
         .filter(|r| r.to_string().contains(&filter))
         .collect();
+    eprintln!(
+        "{} of the {all_count} requests: the width-4 and width-8 ones of whole 128-bit vectors left out",
+        requests.len()
+    );
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .clamp(1, 8);

@@ -1,5 +1,9 @@
-//! Every request of the matrix compiles for every target, in both tiers: the x86-64 flag sets, aarch64,
-//! riscv64 with and without the V extension, and s390x (cross-compiled, not run).
+//! Every request of the matrix compiles for every x86-64 flag set, in both tiers, with the
+//! tables' own rows (no host routine): the code a flag set this CPU cannot run gets compiled
+//! here (tests/matrix.rs runs the others, through the JIT, which takes the F16C routines where
+//! the CPU has them). The other targets' kernels, both tiers, compile and run under QEMU in
+//! crates/verify/tests/cross_isa.rs, and every target's optimised kernels go into objects in
+//! tests/aot.rs, so this test leaves them out.
 
 use clconv::target::Target;
 use clconv::{kernel, Extensions, Layout, Request, Rounding, ScalarType, Width};
@@ -20,10 +24,15 @@ fn no_quick_form(t: Target, r: &Request, tier: kernel::Tier, why: &str) -> bool 
 fn whole_matrix_compiles_for_every_target() {
     let requests = Request::all(Extensions::with_fp16());
     let filter = std::env::var("CLCONV_FILTER").unwrap_or_default();
-    let targets: Vec<Target> = Target::ALL
-        .into_iter()
-        .filter(|t| *t != Target::Host)
-        .collect();
+    let targets: Vec<Target> = Target::X86_64.to_vec();
+    eprintln!(
+        "compiled here: {}; aarch64, riscv64 (with and without V) and s390x: cross_isa.rs",
+        targets
+            .iter()
+            .map(|t| t.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let failures: Vec<String> = std::thread::scope(|s| {
         let handles: Vec<_> = targets
             .iter()
