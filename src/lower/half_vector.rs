@@ -23,7 +23,8 @@ use cranelift_frontend::FunctionBuilder;
 ///    keeps the final rounding to half's 11 bits exact (24 >= 11 + 2), and odd-then-odd at
 ///    53 then 24 bits is odd at 24 bits.
 /// 2. Float to the destination: a small float by [`small_float::from_f32x4`] (with `_sat`
-///    for bfloat and the 8-bit floats) and a 32 -> 16 or 8-bit lane narrowing;
+///    for bfloat and the 8-bit floats), FP4, FP6 and the FNUZ formats by
+///    [`narrow::from_f32x4`], and a 32 -> 16 or 8-bit lane narrowing;
 ///    float as is; double by `fvpromote_low`; integers by the float -> integer recipe.
 ///
 /// `kind` says how step 2 rounds to integers (the native instruction or the magic constant).
@@ -98,6 +99,14 @@ pub fn vector(
         }
     };
     match spec.dst {
+        // FP4, FP6 and the FNUZ formats: codes in I32X4 lanes, packed like the 8-bit floats'.
+        t if t.is_narrow() => {
+            let codes: Vec<Value> = floats
+                .into_iter()
+                .map(|f| narrow::from_f32x4(b, t, f, spec.rounding, kind, spec.saturate))
+                .collect();
+            lanes::narrow_to(b, codes, 32, 8, Some(false))
+        }
         t if t.is_small_float() => {
             let fmt = SmallFloat::of(t).expect("a small float");
             let smalls: Vec<Value> = floats

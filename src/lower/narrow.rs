@@ -28,7 +28,7 @@
 //!   rounds as bfloat16's does, adding below the kept bits (rte: 0xfff and the kept lsb; rtp,
 //!   rtn: 0x1fff on their sign) so that a carry moves into the exponent, up to infinity.
 
-use super::lanes::splat_bits;
+use super::lanes::{round_vector, splat_bits, VectorRounding};
 use super::values::{bitcast_le, int_const};
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -431,4 +431,125 @@ pub(crate) fn to_f32x4(b: &mut FunctionBuilder, t: ScalarType, v: Value) -> Valu
         }
     };
     bitcast_le(b, types::F32X4, bits)
+}
+
+/// Four floats (an F32X4) rounded into the narrow type `t` (FP4, FP6 or an FNUZ 8-bit float;
+/// not E8M0 or tf32) by `rounding`, `saturate` being `_sat`: an I32X4 of codes, sign-extended
+/// from the code's 8 bits for the 8-bit formats and as they are (below 64) for FP4 and FP6, so
+/// that `snarrow` packs them exactly. [`from_f32_bits`]'s rules on every lane at once, computed
+/// as [`super::small_float::from_f32x4`] computes the 8-bit floats: normal results by a rebias,
+/// a rounding add and a shift; subnormal ones by scaling |x| so that the format's smallest
+/// subnormal is 1 and rounding to an integer by the mode (`kind`: the native instruction or
+/// the magic constant). For the vector recipes `half.round_native` and `half.round_magic`.
+pub(crate) fn from_f32x4(
+    b: &mut FunctionBuilder,
+    t: ScalarType,
+    x: Value,
+    rounding: Rounding,
+    kind: VectorRounding,
+    saturate: bool,
+) -> Value {
+    let fmt = Narrow::of(t).expect("FP4, FP6 or an FNUZ format: E8M0 and tf32 go per element");
+    let i = types::I32X4;
+    let w = bitcast_le(b, i, x);
+    let abs_mask = splat_bits(b, i, 0x7fff_ffff);
+    let a = b.ins().band(w, abs_mask);
+    let sign = b.ins().bxor(w, a);
+    let zero = splat_bits(b, i, 0);
+    let negative = b.ins().icmp(IntCC::NotEqual, sign, zero);
+    let positive = b.ins().bnot(negative);
+    // The lanes whose magnitude the mode rounds away from zero.
+    let away = match rounding {
+        Rounding::Rtp => Some(positive),
+        Rounding::Rtn => Some(negative),
+        _ => None,
+    };
+    let shift = fmt.shift();
+
+    // Normal results: rebias, round by an add, shift.
+    let rebias = splat_bits(
+        b,
+        i,
+        (u64::from(fmt.rebias()) << 23).wrapping_neg() & 0xffff_ffff,
+    );
+    let biased = b.ins().iadd(a, rebias);
+    let add = match rounding {
+        Rounding::Rte => {
+            let kept = b.ins().ushr_imm_u(a, i64::from(shift));
+            let one = splat_bits(b, i, 1);
+            let odd = b.ins().band(kept, one);
+            let base = splat_bits(b, i, (1 << (shift - 1)) - 1);
+            b.ins().iadd(base, odd)
+        }
+        Rounding::Rtz => zero,
+        Rounding::Rtp | Rounding::Rtn => {
+            let all = splat_bits(b, i, (1 << shift) - 1);
+            b.ins().band(all, away.expect("directed"))
+        }
+    };
+    let rounded = b.ins().iadd(biased, add);
+    let normal = b.ins().ushr_imm_u(rounded, i64::from(shift));
+
+    // Subnormal results: |x| * 2^(bias - 1 + fraction) is exact and its integer part is the
+    // code (which reaches the smallest normal's code when it rounds up to it).
+    let abs = bitcast_le(b, types::F32X4, a);
+    let scale = splat_bits(
+        b,
+        types::F32X4,
+        u64::from((127 + fmt.bias - 1 + fmt.fraction) << 23),
+    );
+    let v = b.ins().fmul(abs, scale);
+    let q = match rounding {
+        Rounding::Rte => round_vector(b, v, Rounding::Rte, kind),
+        Rounding::Rtz => round_vector(b, v, Rounding::Rtn, kind),
+        Rounding::Rtp | Rounding::Rtn => {
+            let up = round_vector(b, v, Rounding::Rtp, kind);
+            let down = round_vector(b, v, Rounding::Rtn, kind);
+            let mask = bitcast_le(b, types::F32X4, away.expect("directed"));
+            b.ins().bitselect(mask, up, down)
+        }
+    };
+    let sub = b.ins().fcvt_to_sint_sat(i, q);
+    let min_normal = splat_bits(b, i, u64::from(fmt.rebias() + 1) << 23);
+    let is_normal = b.ins().icmp(IntCC::SignedGreaterThanOrEqual, a, min_normal);
+    let h = b.ins().bitselect(is_normal, normal, sub);
+
+    // Past the largest code, and infinities: the largest value, or the FNUZ NaN where
+    // IEEE-754 gives an infinity without `_sat` (as in `from_f32_bits`).
+    let max = splat_bits(b, i, u64::from(fmt.max_code()));
+    let nan = splat_bits(b, i, u64::from(fmt.sign_bit()));
+    let (overflow_value, inf_value) = if fmt.fnuz && !saturate {
+        let by_mode = match rounding {
+            Rounding::Rte => nan,
+            Rounding::Rtz => max,
+            Rounding::Rtp | Rounding::Rtn => b.ins().bitselect(away.expect("directed"), nan, max),
+        };
+        (by_mode, nan)
+    } else {
+        (max, max)
+    };
+    let overflow = b.ins().icmp(IntCC::SignedGreaterThan, h, max);
+    let h = b.ins().bitselect(overflow, overflow_value, h);
+    let exp_all_ones = splat_bits(b, i, 0x7f80_0000);
+    let is_inf = b.ins().icmp(IntCC::Equal, a, exp_all_ones);
+    let h = b.ins().bitselect(is_inf, inf_value, h);
+    // The sign at the code's top bit; an FNUZ zero takes none.
+    let sign = b.ins().ushr_imm_u(sign, i64::from(32 - fmt.width));
+    let sign = if fmt.fnuz {
+        let is_zero = b.ins().icmp(IntCC::Equal, h, zero);
+        b.ins().bitselect(is_zero, zero, sign)
+    } else {
+        sign
+    };
+    let code = b.ins().bor(h, sign);
+    // A NaN: the FNUZ NaN, or FP4's and FP6's largest positive value.
+    let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, a, exp_all_ones);
+    let nan_code = if fmt.fnuz { nan } else { max };
+    let code = b.ins().bitselect(is_nan, nan_code, code);
+    if fmt.width == 8 {
+        let up = b.ins().ishl_imm_u(code, 24);
+        b.ins().sshr_imm_u(up, 24)
+    } else {
+        code
+    }
 }

@@ -169,9 +169,10 @@ fn round_magic(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value
 fn half_supported(s: &BlockSpec) -> bool {
     let half_side = s.src.is_small_float() || s.dst.is_small_float();
     let to_wide_int = s.dst.is_integer() && s.dst.bits() == 64;
-    // The narrow formats: from the one-byte ones only (decoded in vectors); into them, and
-    // tf32, per element.
-    let narrow = s.dst.is_narrow() || s.src == ScalarType::Tf32;
+    // The narrow formats: from the one-byte ones (decoded in vectors), into FP4, FP6 and the
+    // FNUZ formats (rounded in vectors); into E8M0 and tf32, and out of tf32, per element.
+    let narrow =
+        matches!(s.dst, ScalarType::Fp8E8M0 | ScalarType::Tf32) || s.src == ScalarType::Tf32;
     half_side && s.src != s.dst && !to_wide_int && !narrow
 }
 
