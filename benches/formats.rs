@@ -37,7 +37,9 @@
 //! faster).
 //!
 //! Then FP4 E2M1, which no Rust crate converts, against ml_dtypes (`scripts/ml_dtypes_bench.py`
-//! in a Python process, `CLCONV_PYTHON` or `python3`; see `bench_e2m1`).
+//! in a Python process, `CLCONV_PYTHON` or `python3`; see `bench_e2m1`), and MX block
+//! quantisation against clconv's own E4M3 element kernel and ml_dtypes with numpy's block
+//! arithmetic (`bench_mx`).
 
 use clconv::jit::{BFloat, Fp8E4M3, Fp8E5M2};
 use clconv::jit::{Element, Half, Jit, Kernel, Threads, Tiering, X64Flags};
@@ -652,6 +654,128 @@ fn bench_e2m1(jit: &Jit, large: bool) -> String {
     out
 }
 
+/// MX block quantisation of float32 (OCP's scale rule) against clconv's own float32 -> E4M3
+/// element kernel (the issue's yardstick: at least half its speed), a plain Rust block loop,
+/// ml_dtypes' elements with numpy's block arithmetic (`scripts/ml_dtypes_bench.py`
+/// `f32_to_mxfp8e4m3`, `f32_to_mxfp4`) and the loop that moves the same bytes. Inputs: floats
+/// uniform in [-8, 8] with one in 64 blocks scaled by 2^±20. Every output is compared with the
+/// reference before timing (the 256 KiB buffers).
+fn bench_mx(jit: &Jit, large: bool) -> String {
+    use clconv::mx::MxRequest;
+    let mut out = String::from(
+        "| request | source | kernel GB/s | E4M3 element kernel GB/s | ml_dtypes+numpy GB/s | rust-loop GB/s | same-bytes GB/s \
+         | ×element kernel | ×ml_dtypes | ×rust-loop | ×same-bytes |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    let element = jit
+        .compile("convert_fp8e4m3x8_sat_rte(float8)")
+        .expect("compiles");
+    for (name, python) in [
+        ("convert_mxfp8e4m3(float)", "f32_to_mxfp8e4m3"),
+        ("convert_mxfp4e2m1(float)", "f32_to_mxfp4"),
+    ] {
+        let request = MxRequest::parse(name).unwrap();
+        let kernel = jit.compile_blocks_request(&request).expect("compiles");
+        let (max, emax) = clconv::mx::element_range(request.elem()).unwrap();
+        for (seed, &(bytes, size)) in SIZES.iter().enumerate() {
+            let big = bytes >= 64 << 20;
+            if big && !large {
+                continue;
+            }
+            let (rounds, reps) = if big { (9, 1) } else { (31, 20) };
+            let mut rng = Rng(0x3b_10c5 ^ seed as u64);
+            let n = bytes / 4;
+            let mut floats: Vec<f32> = (0..n)
+                .map(|_| ((rng.next() >> 40) as f32 / (1u64 << 24) as f32) * 16.0 - 8.0)
+                .collect();
+            for block in floats.chunks_mut(64 * 32).map(|c| &mut c[..32]) {
+                let scale = if rng.next() & 1 == 0 {
+                    1048576.0
+                } else {
+                    1.0 / 1048576.0
+                };
+                block.iter_mut().for_each(|v| *v *= scale);
+            }
+            let blocks = n / 32;
+            let (mut e, mut s) = (vec![0u8; n], vec![0u8; blocks]);
+            let (mut pe, mut ps) = (vec![0u8; n], vec![0u8; blocks]);
+            let mut element_out = vec![Fp8E4M3(0); n];
+            let e4m3 = request.elem() == clconv::ScalarType::Fp8E4M3;
+            // The plain block loop: amax, OCP's scale from its exponent, the elements through a
+            // saturating scalar conversion.
+            let plain = |src: &[f32], e: &mut [u8], s: &mut [u8]| {
+                for ((block, e), s) in src.chunks(32).zip(e.chunks_mut(32)).zip(s.iter_mut()) {
+                    let amax = block.iter().fold(0f32, |m, v| m.max(v.abs()));
+                    let code = ((amax.to_bits() >> 23) as i32 - emax).max(0);
+                    *s = code as u8;
+                    let factor = f32::from_bits(((254 - code) as u32) << 23);
+                    for (d, &v) in e.iter_mut().zip(block) {
+                        let p = (v * factor).clamp(-max as f32, max as f32);
+                        *d = if e4m3 {
+                            F8E4M3::from_f32(p).to_bits()
+                        } else {
+                            e2m1::from_f32(p)
+                        };
+                    }
+                }
+            };
+            kernel
+                .quantize_bytes(bytes_of(&floats), &mut e, &mut s)
+                .unwrap();
+            plain(&floats, &mut pe, &mut ps);
+            assert_eq!(
+                (&s, &e),
+                (&ps, &pe),
+                "{name}: the plain loop differs from the kernel"
+            );
+            if !big {
+                let (mut re, mut rs) = (vec![0u8; n], vec![0u8; blocks]);
+                reference::mx_quantize(&request, bytes_of(&floats), &mut re, &mut rs).unwrap();
+                assert_eq!((&s, &e), (&rs, &re), "{name}: kernel vs reference");
+            }
+            let traffic = n * 4 + n + blocks;
+            let copy_src = vec![0x5au8; traffic / 2];
+            let mut copy_dst = vec![0u8; traffic / 2];
+            let mut times: [Vec<f64>; 4] = Default::default();
+            let mut ratios: [Vec<f64>; 3] = Default::default();
+            for _ in 0..rounds {
+                let t = [
+                    ns_per_run(reps, &mut || {
+                        kernel
+                            .quantize_bytes(bytes_of(&floats), &mut e, &mut s)
+                            .unwrap()
+                    }),
+                    ns_per_run(reps, &mut || {
+                        element.run(&floats, &mut element_out).unwrap()
+                    }),
+                    ns_per_run(reps, &mut || plain(&floats, &mut pe, &mut ps)),
+                    ns_per_run(reps, &mut || copy_dst.copy_from_slice(&copy_src)),
+                ];
+                for (v, ns) in times.iter_mut().zip(t) {
+                    v.push(ns);
+                }
+                for (r, baseline) in ratios.iter_mut().zip(&t[1..]) {
+                    r.push(baseline / t[0]);
+                }
+            }
+            let [k, el, rust_loop, same] = times.map(|mut v| median(&mut v));
+            let gbs = |ns: f64, traffic: usize| traffic as f64 / ns;
+            let (ml, ml_ratio) = match ml_dtypes_gbs(python, n * 4, rounds) {
+                Ok(g) => (format!("{g:.2}"), format!("{:.1}", gbs(k, traffic) / g)),
+                Err(why) => (format!("not run: {why}"), "-".into()),
+            };
+            let [r_el, r_loop, r_same] = ratios.map(|mut v| median(&mut v));
+            out += &format!(
+                "| `{name}` | {size} | {:.2} | {:.2} | {ml} | {:.2} | {:.2} | {r_el:.2} | {ml_ratio} | {r_loop:.2} | {r_same:.2} |\n",
+                gbs(k, traffic),
+                gbs(el, n * 5),
+                gbs(rust_loop, traffic),
+                gbs(same, traffic),
+            );
+        }
+    }
+    out
+}
+
 fn main() {
     let large = std::env::var("CLCONV_BENCH_LARGE").map_or(true, |v| v != "0");
     let jit = Jit::with_options(X64Flags::Host, Extensions::with_fp16(), Rounding::Rte)
@@ -674,6 +798,7 @@ fn main() {
     c.final_summary();
     println!("\n{}", summary(&rows));
     println!("\n{}", bench_e2m1(&jit, large));
+    println!("\n{}", bench_mx(&jit, large));
     #[cfg(target_arch = "x86_64")]
     println!(
         "F16C on this CPU (the half crate uses it): {}",
