@@ -14,6 +14,7 @@
 //! convert_mx<elem>[_rtp|_rte](<value>)     quantise: values -> elements and scales
 //! convert_<value>(mx<elem>)                dequantise: elements and scales -> values
 //!     elem   fp8e4m3 | fp8e5m2 | fp6e2m3 | fp6e3m2 | fp4e2m1  (MXFP8, MXFP6, MXFP4)
+//!            | fp4e2m1x2                                       (MXFP4, packed)
 //!     value  float | half | bfloat
 //! ```
 //!
@@ -27,19 +28,22 @@
 //! use clconv::mx::{MxRequest, ScaleRule};
 //! use clconv::ScalarType::{Float, Fp8E4M3};
 //! let r: MxRequest = "convert_mxfp8e4m3_rtp(float)".parse().unwrap();
-//! assert_eq!(r, MxRequest::Quantize { elem: Fp8E4M3, from: Float, rule: ScaleRule::RoundUp });
+//! assert_eq!(r, MxRequest::Quantize { elem: Fp8E4M3, from: Float, rule: ScaleRule::RoundUp, packed: false });
 //! assert_eq!(r.to_string(), "convert_mxfp8e4m3_rtp(float)");
 //! let back: MxRequest = "convert_float(mxfp8e4m3)".parse().unwrap();
-//! assert_eq!(back, MxRequest::Dequantize { elem: Fp8E4M3, to: Float });
+//! assert_eq!(back, MxRequest::Dequantize { elem: Fp8E4M3, to: Float, packed: false });
 //! assert!("convert_mxfp8e4m3_rtz(float)".parse::<MxRequest>().is_err());
 //! ```
 //!
 //! # Buffers
 //!
-//! Elements one per byte (a code in the low bits, as the element types' buffers hold it),
-//! scales one E8M0 byte per block of [`MX_BLOCK`] elements, in separate buffers (the layout of
-//! PyTorch's and ml_dtypes' MX tensors). A last block shorter than 32 is a block padded with
-//! zeros, which changes neither its scale nor its elements: `n` values take `n` elements and
+//! Elements one per byte (a code in the low bits, as the element types' buffers hold it), or
+//! for `fp4e2m1x2` two per byte, element 2i in bits 0-3 and element 2i + 1 in bits 4-7 (the
+//! order of PyTorch's `float4_e2m1fn_x2`, whose header draws `val1 : val0` over bits
+//! `7654 : 3210`); scales one E8M0 byte per block of [`MX_BLOCK`] elements, in separate
+//! buffers (the layout of PyTorch's and ml_dtypes' MX tensors). A last block shorter than 32 is
+//! a block padded with zeros, which changes neither its scale nor its elements: `n` values
+//! take `n` elements (`ceil(n / 2)` bytes packed, an odd last one's high nibble 0) and
 //! `ceil(n / 32)` scales.
 
 use crate::types::ScalarType;
@@ -126,6 +130,8 @@ pub enum MxRequest {
         from: ScalarType,
         /// How the scale is chosen.
         rule: ScaleRule,
+        /// FP4 elements two to a byte (`mxfp4e2m1x2`).
+        packed: bool,
     },
     /// `convert_<to>(mx<elem>)`: elements and scales to values, each element times its
     /// block's scale, rounded to nearest even into `to`.
@@ -134,6 +140,8 @@ pub enum MxRequest {
         elem: ScalarType,
         /// The values' type: float, half or bfloat.
         to: ScalarType,
+        /// FP4 elements two to a byte (`mxfp4e2m1x2`).
+        packed: bool,
     },
 }
 
@@ -160,9 +168,9 @@ impl MxRequest {
             .ok_or_else(|| bad("it does not start with convert_"))?;
         let arg = arg.trim();
         if let Some(block) = arg.strip_prefix("mx") {
-            let elem = element(block, text)?;
+            let (elem, packed) = element(block, text)?;
             let to = value_type(name, text)?;
-            return Ok(MxRequest::Dequantize { elem, to });
+            return Ok(MxRequest::Dequantize { elem, to, packed });
         }
         let block = name
             .strip_prefix("mx")
@@ -178,9 +186,14 @@ impl MxRequest {
                 })
             }
         };
-        let elem = element(block, text)?;
+        let (elem, packed) = element(block, text)?;
         let from = value_type(arg, text)?;
-        Ok(MxRequest::Quantize { elem, from, rule })
+        Ok(MxRequest::Quantize {
+            elem,
+            from,
+            rule,
+            packed,
+        })
     }
 
     /// True when `text` names an MX block request (well formed or not): `mx` begins its
@@ -200,27 +213,58 @@ impl MxRequest {
                 .is_some_and(|(_, arg)| arg.trim_start().starts_with("mx"))
     }
 
-    /// Every MX request: 5 element formats x 3 value types x (3 scale rules + the way back),
-    /// 60 in all.
+    /// Every MX request: 6 element layouts (the five formats, FP4 also packed) x 3 value types
+    /// x (3 scale rules + the way back), 72 in all.
     ///
     /// ```
-    /// assert_eq!(clconv::mx::MxRequest::all().len(), 60);
+    /// assert_eq!(clconv::mx::MxRequest::all().len(), 72);
     /// ```
     pub fn all() -> Vec<MxRequest> {
         let mut out = Vec::new();
-        for elem in ELEMENTS {
+        let layouts = ELEMENTS
+            .into_iter()
+            .map(|e| (e, false))
+            .chain([(ScalarType::Fp4E2M1, true)]);
+        for (elem, packed) in layouts {
             for value in VALUES {
                 for rule in ScaleRule::ALL {
                     out.push(MxRequest::Quantize {
                         elem,
                         from: value,
                         rule,
+                        packed,
                     });
                 }
-                out.push(MxRequest::Dequantize { elem, to: value });
+                out.push(MxRequest::Dequantize {
+                    elem,
+                    to: value,
+                    packed,
+                });
             }
         }
         out
+    }
+
+    /// True for FP4 elements two to a byte (`mxfp4e2m1x2`).
+    pub const fn packed(&self) -> bool {
+        match *self {
+            MxRequest::Quantize { packed, .. } | MxRequest::Dequantize { packed, .. } => packed,
+        }
+    }
+
+    /// Bytes that `values` elements take: one each, or half a byte each packed (rounded up).
+    ///
+    /// ```
+    /// use clconv::mx::MxRequest;
+    /// assert_eq!(MxRequest::parse("convert_mxfp4e2m1x2(float)").unwrap().element_bytes(33), 17);
+    /// assert_eq!(MxRequest::parse("convert_mxfp4e2m1(float)").unwrap().element_bytes(33), 33);
+    /// ```
+    pub const fn element_bytes(&self, values: usize) -> usize {
+        if self.packed() {
+            values.div_ceil(2)
+        } else {
+            values
+        }
     }
 
     /// The element format.
@@ -247,8 +291,9 @@ impl MxRequest {
         values.div_ceil(MX_BLOCK)
     }
 
-    /// Checks that a run's buffers fit together: as many elements as values, and
-    /// ceil(values / 32) scales. Returns the number of values.
+    /// Checks that a run's buffers fit together: as many element bytes as
+    /// [`MxRequest::element_bytes`] says, and ceil(values / 32) scales. Returns the number of
+    /// values.
     ///
     /// ```
     /// use clconv::mx::MxRequest;
@@ -262,11 +307,12 @@ impl MxRequest {
         elements: usize,
         scales: usize,
     ) -> Result<usize, MxBufferError> {
-        if values != elements || scales != MxRequest::blocks(values) {
+        if elements != self.element_bytes(values) || scales != MxRequest::blocks(values) {
             return Err(MxBufferError::Lengths {
                 request: self.to_string(),
                 values,
                 elements,
+                expected_elements: self.element_bytes(values),
                 scales,
                 expected_scales: MxRequest::blocks(values),
             });
@@ -278,16 +324,26 @@ impl MxRequest {
 impl fmt::Display for MxRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            MxRequest::Quantize { elem, from, rule } => write!(
+            MxRequest::Quantize {
+                elem,
+                from,
+                rule,
+                packed,
+            } => write!(
                 f,
-                "convert_mx{}{}({})",
+                "convert_mx{}{}{}({})",
                 elem.name(),
+                if packed { "x2" } else { "" },
                 rule.suffix(),
                 from.name()
             ),
-            MxRequest::Dequantize { elem, to } => {
-                write!(f, "convert_{}(mx{})", to.name(), elem.name())
-            }
+            MxRequest::Dequantize { elem, to, packed } => write!(
+                f,
+                "convert_{}(mx{}{})",
+                to.name(),
+                elem.name(),
+                if packed { "x2" } else { "" }
+            ),
         }
     }
 }
@@ -300,10 +356,15 @@ impl FromStr for MxRequest {
     }
 }
 
-fn element(name: &str, text: &str) -> Result<ScalarType, MxParseError> {
+/// The element format of a block's name, and whether it is FP4 packed (`fp4e2m1x2`).
+fn element(name: &str, text: &str) -> Result<(ScalarType, bool), MxParseError> {
+    if name == "fp4e2m1x2" {
+        return Ok((ScalarType::Fp4E2M1, true));
+    }
     ELEMENTS
         .into_iter()
         .find(|t| t.name() == name)
+        .map(|t| (t, false))
         .ok_or_else(|| MxParseError::Element {
             name: text.to_string(),
             element: name.to_string(),
@@ -333,7 +394,7 @@ pub enum MxParseError {
         why: String,
     },
     /// An element format MX does not have.
-    #[error("`{name}`: mx{element} is no MX format; the blocks are mxfp8e4m3, mxfp8e5m2, mxfp6e2m3, mxfp6e3m2 and mxfp4e2m1")]
+    #[error("`{name}`: mx{element} is no MX format; the blocks are mxfp8e4m3, mxfp8e5m2, mxfp6e2m3, mxfp6e3m2, mxfp4e2m1 and mxfp4e2m1x2 (packed)")]
     Element {
         /// The text.
         name: String,
@@ -363,14 +424,16 @@ pub enum MxParseError {
 #[non_exhaustive]
 pub enum MxBufferError {
     /// The three lengths disagree.
-    #[error("{request}: {values} values need {values} elements and {expected_scales} scales (one per block of 32, the last perhaps short), but the buffers hold {elements} elements and {scales} scales")]
+    #[error("{request}: {values} values need {expected_elements} element bytes and {expected_scales} scales (one per block of 32, the last perhaps short), but the buffers hold {elements} element bytes and {scales} scales")]
     Lengths {
         /// The request.
         request: String,
         /// Values in the value buffer.
         values: usize,
-        /// Elements in the element buffer.
+        /// Bytes in the element buffer.
         elements: usize,
+        /// Element bytes the values need.
+        expected_elements: usize,
         /// Scales in the scale buffer.
         scales: usize,
         /// Scales the values need.

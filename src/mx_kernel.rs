@@ -132,18 +132,30 @@ fn block_body(
                 out
             };
             let q = lowering.quantize_mx_block(b, elem, rule, &floats)?;
-            for (j, &e) in q.elements.iter().enumerate() {
-                let addr = at(b, p[2], i, MX_BLOCK, 16 * j);
-                b.ins().store(mem_flags(), e, addr, 0);
+            if request.packed() {
+                let packed = lowering.pack_fp4(b, q.elements)?;
+                let addr = at(b, p[2], i, MX_BLOCK / 2, 0);
+                b.ins().store(mem_flags(), packed, addr, 0);
+            } else {
+                for (j, &e) in q.elements.iter().enumerate() {
+                    let addr = at(b, p[2], i, MX_BLOCK, 16 * j);
+                    b.ins().store(mem_flags(), e, addr, 0);
+                }
             }
             let addr = b.ins().iadd(p[3], i);
             b.ins().store(mem_flags(), q.scale, addr, 0);
         }
-        MxRequest::Dequantize { elem, to } => {
-            let codes = [0, 1].map(|j| {
-                let addr = at(b, p[0], i, MX_BLOCK, 16 * j);
-                b.ins().load(types::I8X16, mem_flags(), addr, 0)
-            });
+        MxRequest::Dequantize { elem, to, packed } => {
+            let codes = if packed {
+                let addr = at(b, p[0], i, MX_BLOCK / 2, 0);
+                let bytes = b.ins().load(types::I8X16, mem_flags(), addr, 0);
+                lowering.unpack_fp4(b, bytes)?
+            } else {
+                [0, 1].map(|j| {
+                    let addr = at(b, p[0], i, MX_BLOCK, 16 * j);
+                    b.ins().load(types::I8X16, mem_flags(), addr, 0)
+                })
+            };
             let addr = b.ins().iadd(p[1], i);
             let scale = b.ins().load(types::I8, mem_flags(), addr, 0);
             let floats = lowering.dequantize_mx_block(b, elem, codes, scale)?;
@@ -184,7 +196,8 @@ impl MxKernel {
     }
 
     /// Quantises `values` (float, half or bfloat: the request's) into `elements` (one of the
-    /// element format's wrappers, [`crate::jit::Fp4E2M1`] say) and `scales` (one
+    /// element format's wrappers, [`crate::jit::Fp4E2M1`] say, or `u8` for `mxfp4e2m1x2`'s
+    /// packed pairs) and `scales` (one
     /// [`crate::jit::Fp8E8M0`] per block of 32; a last, shorter block is one padded with
     /// zeros). An error for a dequantisation, other element types or lengths that do not fit.
     ///
@@ -196,7 +209,8 @@ impl MxKernel {
     /// k.quantize(&values, &mut e, &mut s).unwrap();
     /// assert_eq!(s[0].0, 0x7e); // amax 3: 2^(1 - 2)
     /// assert_eq!(e.map(|c| c.0), [0x4, 0xf, 0x1]); // 2.0, -6.0, 0.5
-    /// assert!(k.quantize(&values, &mut e, &mut []).is_err());
+    /// let mut no_scales: [Fp8E8M0; 0] = [];
+    /// assert!(k.quantize(&values, &mut e, &mut no_scales).is_err()); // one block needs one
     /// ```
     pub fn quantize<V: Element, E: Element, S: Element>(
         &self,
@@ -208,7 +222,7 @@ impl MxKernel {
             return Err(self.wrong_way("quantize", "dequantize"));
         };
         self.check_type("value", V::TYPE, from)?;
-        self.check_type("element", E::TYPE, elem)?;
+        self.check_type("element", E::TYPE, self.element_type(elem))?;
         self.check_type("scale", S::TYPE, ScalarType::Fp8E8M0)?;
         let n = self
             .request
@@ -222,7 +236,10 @@ impl MxKernel {
                     values.as_ptr().cast::<u8>(),
                     std::mem::size_of_val(values),
                 ),
-                std::slice::from_raw_parts_mut(elements.as_mut_ptr().cast::<u8>(), n),
+                std::slice::from_raw_parts_mut(
+                    elements.as_mut_ptr().cast::<u8>(),
+                    self.request.element_bytes(n),
+                ),
                 std::slice::from_raw_parts_mut(scales.as_mut_ptr().cast::<u8>(), scales.len()),
             )
         };
@@ -254,8 +271,8 @@ impl MxKernel {
         // SAFETY: `entry` is a function this kernel's Jit compiled from `build` for this
         // request, SystemV (a, b, c, d, blocks); it calls nothing and runs in the default
         // floating-point control. It reads `full` blocks of values at `a` (32 * bytes each) and
-        // writes `full` blocks of 32 elements at `c` and `full` scales at `d`, which the
-        // lengths just checked hold; `b` is not read. `elements` and `scales` come from
+        // writes `full` blocks of elements at `c` (32 bytes each, 16 packed) and `full` scales
+        // at `d`, which the lengths just checked hold; `b` is not read. `elements` and `scales` come from
         // exclusive borrows, so nothing it writes overlaps what it reads.
         unsafe {
             host::call_kernel(
@@ -290,7 +307,8 @@ impl MxKernel {
                     host::default_control(),
                 )
             };
-            elements[full * MX_BLOCK..].copy_from_slice(&e[..rest]);
+            let done = self.request.element_bytes(full * MX_BLOCK);
+            elements[done..].copy_from_slice(&e[..self.request.element_bytes(rest)]);
             scales[full] = s[0];
         }
         Ok(())
@@ -312,11 +330,11 @@ impl MxKernel {
         scales: &[S],
         values: &mut [V],
     ) -> Result<(), MxError> {
-        let MxRequest::Dequantize { elem, to } = self.request else {
+        let MxRequest::Dequantize { elem, to, .. } = self.request else {
             return Err(self.wrong_way("dequantize", "quantize"));
         };
         self.check_type("value", V::TYPE, to)?;
-        self.check_type("element", E::TYPE, elem)?;
+        self.check_type("element", E::TYPE, self.element_type(elem))?;
         self.check_type("scale", S::TYPE, ScalarType::Fp8E8M0)?;
         self.request
             .check_lengths(values.len(), elements.len(), scales.len())?;
@@ -339,7 +357,7 @@ impl MxKernel {
     /// ```
     /// let k = clconv::jit::Jit::new().unwrap().compile_blocks("convert_bfloat(mxfp6e3m2)").unwrap();
     /// let mut v = [0u8; 2];
-    /// k.dequantize_bytes(&[0x1c], &[127], &mut v).unwrap(); // E3M2 0x1c is 28.0
+    /// k.dequantize_bytes(&[0x1f], &[127], &mut v).unwrap(); // E3M2 0x1f is 28.0
     /// assert_eq!(u16::from_le_bytes(v), 0x41e0); // 28.0 as bfloat16
     /// ```
     pub fn dequantize_bytes(
@@ -356,8 +374,8 @@ impl MxKernel {
         let full = n / MX_BLOCK;
         // SAFETY: `entry` is a function this kernel's Jit compiled from `build` for this
         // request, SystemV (a, b, c, d, blocks); it calls nothing and runs in the default
-        // floating-point control. It reads `full` blocks of 32 elements at `a` and `full`
-        // scales at `b`, and writes `full` blocks of values (32 * bytes each) at `c`, which the
+        // floating-point control. It reads `full` blocks of elements at `a` (32 bytes each, 16
+        // packed) and `full` scales at `b`, and writes `full` blocks of values (32 * bytes each) at `c`, which the
         // lengths just checked hold; `d` is not touched. `values` comes from an exclusive
         // borrow, so it overlaps nothing read.
         unsafe {
@@ -377,7 +395,8 @@ impl MxKernel {
         if rest > 0 {
             let mut e = [0u8; MX_BLOCK];
             let mut v = [0u8; MX_BLOCK * 4];
-            e[..rest].copy_from_slice(&elements[full * MX_BLOCK..]);
+            let done = self.request.element_bytes(full * MX_BLOCK);
+            e[..elements.len() - done].copy_from_slice(&elements[done..]);
             let s = [scales[full]];
             // SAFETY: as above, on the padded copies: one block each.
             unsafe {
@@ -412,12 +431,22 @@ impl MxKernel {
                 request: self.request.to_string(),
                 values,
                 elements,
+                expected_elements: self.request.element_bytes(values),
                 scales,
                 expected_scales: MxRequest::blocks(values),
             }
             .into());
         }
         Ok(self.request.check_lengths(values, elements, scales)?)
+    }
+
+    /// What an element buffer holds: the format's codes, or bytes of two packed FP4 codes.
+    fn element_type(&self, elem: ScalarType) -> ScalarType {
+        if self.request.packed() {
+            ScalarType::UChar
+        } else {
+            elem
+        }
     }
 
     fn check_type(

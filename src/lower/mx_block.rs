@@ -247,6 +247,55 @@ impl Lowering {
     }
 }
 
+impl Lowering {
+    /// Packs a block's 32 FP4 codes (two I8X16 values, a code in each byte's low bits) two to a
+    /// byte, element 2i in bits 0-3 and 2i + 1 in bits 4-7 (`mxfp4e2m1x2`'s order): one I8X16.
+    /// Each 16-bit lane of a code vector holds the pair, (x & 0x0f) | ((x >> 4) & 0xf0) is
+    /// their byte, and an unsigned narrowing packs the lanes.
+    pub fn pack_fp4(
+        &self,
+        b: &mut FunctionBuilder,
+        codes: [Value; 2],
+    ) -> Result<Value, LowerError> {
+        check_parts(b, &codes, types::I8X16, 2, "the codes")?;
+        let low_mask = splat16(b, 0x000f);
+        let high_mask = splat16(b, 0x00f0);
+        let [a, c] = codes.map(|v| {
+            let w = super::values::bitcast_le(b, types::I16X8, v);
+            let low = b.ins().band(w, low_mask);
+            let high = b.ins().ushr_imm_u(w, 4);
+            let high = b.ins().band(high, high_mask);
+            b.ins().bor(low, high)
+        });
+        Ok(b.ins().unarrow(a, c))
+    }
+
+    /// The way back from [`Lowering::pack_fp4`]: 16 bytes of packed codes to two I8X16 values
+    /// of one code each.
+    pub fn unpack_fp4(
+        &self,
+        b: &mut FunctionBuilder,
+        packed: Value,
+    ) -> Result<[Value; 2], LowerError> {
+        check_parts(b, &[packed], types::I8X16, 1, "the packed codes")?;
+        let low_mask = splat16(b, 0x000f);
+        let high_mask = splat16(b, 0x00f0);
+        let halves = [b.ins().uwiden_low(packed), b.ins().uwiden_high(packed)];
+        Ok(halves.map(|w| {
+            let low = b.ins().band(w, low_mask);
+            let high = b.ins().band(w, high_mask);
+            let high = b.ins().ishl_imm_u(high, 4);
+            let pair = b.ins().bor(low, high);
+            super::values::bitcast_le(b, types::I8X16, pair)
+        }))
+    }
+}
+
+fn splat16(b: &mut FunctionBuilder, x: i64) -> Value {
+    let c = b.ins().iconst(types::I16, x);
+    b.ins().splat(types::I16X8, c)
+}
+
 /// The element format's range, or the error for a type that is none.
 fn mx_element(elem: ScalarType) -> Result<(f64, i32), LowerError> {
     element_range(elem).ok_or_else(|| LowerError::Operand {

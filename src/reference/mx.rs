@@ -218,7 +218,8 @@ fn values_as_f32(t: ScalarType, bytes: &[u8]) -> Vec<f32> {
 }
 
 /// [`quantize_mx_block`] over whole buffers, as a batch kernel of `request` runs it: `values`
-/// holds little-endian values of the request's value type, `elements` one code per byte,
+/// holds little-endian values of the request's value type, `elements` one code per byte (two,
+/// low nibble first, for `mxfp4e2m1x2`),
 /// `scales` one E8M0 code per block of 32 (a last, shorter block is one padded with zeros). An
 /// error when the lengths do not fit ([`MxRequest::check_lengths`]) or `request` is a
 /// dequantisation.
@@ -239,7 +240,10 @@ pub fn mx_quantize(
     elements: &mut [u8],
     scales: &mut [u8],
 ) -> Result<(), MxBufferError> {
-    let MxRequest::Quantize { elem, from, rule } = *request else {
+    let MxRequest::Quantize {
+        elem, from, rule, ..
+    } = *request
+    else {
         return Err(MxBufferError::ElementType {
             request: request.to_string(),
             buffer: "value",
@@ -253,18 +257,28 @@ pub fn mx_quantize(
             request: request.to_string(),
             values: values.len() / bytes,
             elements: elements.len(),
+            expected_elements: request.element_bytes(values.len() / bytes),
             scales: scales.len(),
             expected_scales: MxRequest::blocks(values.len() / bytes),
         });
     }
     request.check_lengths(values.len() / bytes, elements.len(), scales.len())?;
     let values = values_as_f32(from, values);
+    let mut codes = vec![0u8; values.len()];
     for ((block, out), scale) in values
         .chunks(MX_BLOCK)
-        .zip(elements.chunks_mut(MX_BLOCK))
+        .zip(codes.chunks_mut(MX_BLOCK))
         .zip(scales.iter_mut())
     {
         *scale = quantize_mx_block(elem, rule, block, out).expect("an MX element, equal lengths");
+    }
+    if request.packed() {
+        // Element 2i in the low nibble, 2i + 1 in the high one (zero past the end).
+        for (byte, pair) in elements.iter_mut().zip(codes.chunks(2)) {
+            *byte = pair[0] & 0xf | pair.get(1).map_or(0, |c| c << 4);
+        }
+    } else {
+        elements.copy_from_slice(&codes);
     }
     Ok(())
 }
@@ -289,7 +303,7 @@ pub fn mx_dequantize(
     scales: &[u8],
     values: &mut [u8],
 ) -> Result<(), MxBufferError> {
-    let MxRequest::Dequantize { elem, to } = *request else {
+    let MxRequest::Dequantize { elem, to, .. } = *request else {
         return Err(MxBufferError::ElementType {
             request: request.to_string(),
             buffer: "value",
@@ -303,17 +317,19 @@ pub fn mx_dequantize(
             request: request.to_string(),
             values: values.len() / bytes,
             elements: elements.len(),
+            expected_elements: request.element_bytes(values.len() / bytes),
             scales: scales.len(),
             expected_scales: MxRequest::blocks(values.len() / bytes),
         });
     }
     request.check_lengths(values.len() / bytes, elements.len(), scales.len())?;
     let narrow = converter(ScalarType::Double, to, false);
-    for (i, (&code, out)) in elements
-        .iter()
-        .zip(values.chunks_exact_mut(bytes))
-        .enumerate()
-    {
+    let codes: Vec<u8> = if request.packed() {
+        elements.iter().flat_map(|&b| [b & 0xf, b >> 4]).collect()
+    } else {
+        elements.to_vec()
+    };
+    for (i, (&code, out)) in codes.iter().zip(values.chunks_exact_mut(bytes)).enumerate() {
         let v = mx_value(elem, scales[i / MX_BLOCK], code).expect("an MX element");
         // One NaN for every NaN result, the positive quiet one (clconv's choice).
         let v = if v.is_nan() { f64::NAN } else { v };

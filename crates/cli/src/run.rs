@@ -209,7 +209,12 @@ fn run_mx(args: &RunArgs) -> Result<ExitCode, Usage> {
         }
     };
     let jit = || Jit::with_options(X64Flags::Host, Extensions::default(), clconv::Rounding::Rte);
-    let elem = request.elem();
+    // Packed FP4 elements are bytes of two codes.
+    let elem = if request.packed() {
+        clconv::ScalarType::UChar
+    } else {
+        request.elem()
+    };
     match request {
         MxRequest::Quantize { from, .. } => {
             if args.input2.is_some() || args.values2.is_some() {
@@ -222,7 +227,10 @@ fn run_mx(args: &RunArgs) -> Result<ExitCode, Usage> {
                 "values (--values or --input)",
             )?;
             let n = values.len() / from.bytes();
-            let (mut e, mut s) = (vec![0u8; n], vec![0u8; MxRequest::blocks(n)]);
+            let (mut e, mut s) = (
+                vec![0u8; request.element_bytes(n)],
+                vec![0u8; MxRequest::blocks(n)],
+            );
             if args.reference {
                 reference::mx_quantize(&request, &values, &mut e, &mut s)
                     .map_err(|e| Usage(e.to_string()))?;
@@ -232,7 +240,7 @@ fn run_mx(args: &RunArgs) -> Result<ExitCode, Usage> {
                     .quantize_bytes(&values, &mut e, &mut s)
                     .map_err(|e| Usage(e.to_string()))?;
             }
-            for (scale, block) in s.iter().zip(e.chunks(MX_BLOCK)) {
+            for (scale, block) in s.iter().zip(e.chunks(request.element_bytes(MX_BLOCK))) {
                 out!(
                     "scale {}: {}",
                     format_vector(&[*scale], clconv::ScalarType::Fp8E8M0, 1),
@@ -253,7 +261,12 @@ fn run_mx(args: &RunArgs) -> Result<ExitCode, Usage> {
                 clconv::ScalarType::Fp8E8M0,
                 "scales (--values2 or --input2)",
             )?;
-            let mut values = vec![0u8; elements.len() * to.bytes()];
+            let n = if request.packed() {
+                2 * elements.len()
+            } else {
+                elements.len()
+            };
+            let mut values = vec![0u8; n * to.bytes()];
             if args.reference {
                 reference::mx_dequantize(&request, &elements, &scales, &mut values)
                     .map_err(|e| Usage(e.to_string()))?;

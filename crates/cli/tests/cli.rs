@@ -225,8 +225,22 @@ fn run_mx_blocks() {
             "NaN\n"
         );
     }
+    // Packed FP4: element 0 in the low nibble. 2.0 and -6.0 (0xf4), 0.5 and 0 (0x01).
+    assert_eq!(
+        ok(&["run", "convert_mxfp4e2m1x2(float)", "--values=1,-3,0.25"]),
+        "scale 0.5: (244, 1)\n"
+    );
+    assert_eq!(
+        ok(&[
+            "run",
+            "convert_float(mxfp4e2m1x2)",
+            "--values=0xf4,0x01",
+            "--values2=0x7e"
+        ]),
+        "(1.0, -3.0, 0.25, 0.0)\n"
+    );
     let list = ok(&["list", "mx"]);
-    assert_eq!(list.lines().count(), 60, "{list}");
+    assert_eq!(list.lines().count(), 72, "{list}");
     assert!(
         list.contains("convert_mxfp4e2m1_rte(bfloat)\tMX block"),
         "{list}"
@@ -250,7 +264,7 @@ fn run_mx_blocks() {
             "--values=1",
             "--values2=1,2",
         ],
-        &["1 values need 1 elements and 1 scales"],
+        &["1 values need 1 element bytes and 1 scales"],
     );
 }
 

@@ -126,6 +126,20 @@ pub fn every_element_and_scale() -> (Vec<u8>, Vec<u8>) {
     (elements, scales)
 }
 
+/// The packed elements and scales of a packed FP4 dequantisation's check: every byte (every
+/// pair of codes) with every scale (16 bytes, 32 elements, per block).
+pub fn every_byte_and_scale() -> (Vec<u8>, Vec<u8>) {
+    let mut elements = Vec::new();
+    let mut scales = Vec::new();
+    for scale in 0..=255u8 {
+        for window in 0..256 / (MX_BLOCK / 2) {
+            elements.extend((0..MX_BLOCK / 2).map(|i| (window * MX_BLOCK / 2 + i) as u8));
+            scales.push(scale);
+        }
+    }
+    (elements, scales)
+}
+
 /// Runs `request`'s kernel from `jit` on its inputs (the seed blocks, or every element and
 /// scale) and compares with the reference bit for bit: the number of blocks checked, or the
 /// first mismatch described.
@@ -138,18 +152,20 @@ pub fn check(jit: &Jit, request: &MxRequest) -> Result<usize, String> {
             let values = value_bytes(from, &blocks());
             let n = values.len() / from.bytes();
             let blocks = MxRequest::blocks(n);
-            let (mut e, mut s) = (vec![0u8; n], vec![0u8; blocks]);
+            let per_block = request.element_bytes(MX_BLOCK);
+            let (mut e, mut s) = (vec![0u8; request.element_bytes(n)], vec![0u8; blocks]);
             kernel
                 .quantize_bytes(&values, &mut e, &mut s)
                 .map_err(|e| e.to_string())?;
-            let (mut re, mut rs) = (vec![0u8; n], vec![0u8; blocks]);
+            let (mut re, mut rs) = (vec![0u8; e.len()], vec![0u8; blocks]);
             mx_quantize(request, &values, &mut re, &mut rs).map_err(|e| e.to_string())?;
             for b in 0..blocks {
-                let at = b * MX_BLOCK..(b + 1) * MX_BLOCK;
+                let at = b * per_block..(b + 1) * per_block;
                 if (s[b], &e[at.clone()]) != (rs[b], &re[at.clone()]) {
+                    let v = b * MX_BLOCK * from.bytes()..(b + 1) * MX_BLOCK * from.bytes();
                     return Err(format!(
                         "{request}, block {b} (values {:02x?}): the kernel gives scale {:#04x}, elements {:02x?}; the reference {:#04x}, {:02x?}",
-                        &values[at.start * from.bytes()..at.end * from.bytes()],
+                        &values[v],
                         s[b],
                         &e[at.clone()],
                         rs[b],
@@ -159,10 +175,15 @@ pub fn check(jit: &Jit, request: &MxRequest) -> Result<usize, String> {
             }
             Ok(blocks)
         }
-        MxRequest::Dequantize { to, .. } => {
-            let (elements, scales) = every_element_and_scale();
+        MxRequest::Dequantize { to, packed, .. } => {
+            let (elements, scales) = if packed {
+                every_byte_and_scale()
+            } else {
+                every_element_and_scale()
+            };
             let bytes = to.bytes();
-            let mut values = vec![0u8; elements.len() * bytes];
+            let n = scales.len() * MX_BLOCK;
+            let mut values = vec![0u8; n * bytes];
             kernel
                 .dequantize_bytes(&elements, &scales, &mut values)
                 .map_err(|e| e.to_string())?;
@@ -171,8 +192,8 @@ pub fn check(jit: &Jit, request: &MxRequest) -> Result<usize, String> {
             for (i, (got, want)) in values.chunks(bytes).zip(expected.chunks(bytes)).enumerate() {
                 if got != want {
                     return Err(format!(
-                        "{request}: element {:#04x} under scale {:#04x} gives {got:02x?}, the reference {want:02x?}",
-                        elements[i],
+                        "{request}: element {i} (byte {:#04x}) under scale {:#04x} gives {got:02x?}, the reference {want:02x?}",
+                        elements[if packed { i / 2 } else { i }],
                         scales[i / MX_BLOCK]
                     ));
                 }
