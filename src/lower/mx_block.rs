@@ -52,7 +52,7 @@ impl Lowering {
     /// is exact), `elem` the element format (fp8e4m3, fp8e5m2, fp6e2m3, fp6e3m2, fp4e2m1),
     /// `rule` the scale's. Gives what `clconv::reference::quantize_mx_block` gives: a block
     /// holding a NaN or an infinity gets the scale 0xff and every element the format's
-    /// conversion of NaN.
+    /// conversion of NaN. An error for a target without 128-bit vectors (riscv64 without V).
     ///
     /// ```
     /// use clconv::cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature};
@@ -87,6 +87,7 @@ impl Lowering {
         rule: ScaleRule,
         values: &[Value],
     ) -> Result<MxBlockValues, LowerError> {
+        self.check_mx_vectors()?;
         let (max, emax) = mx_element(elem)?;
         check_parts(b, values, types::F32X4, PARTS, "the values")?;
         // The largest magnitude's bits, by integer maximum (magnitudes' bits order as they do).
@@ -214,6 +215,7 @@ impl Lowering {
         elements: [Value; 2],
         scale: Value,
     ) -> Result<Vec<Value>, LowerError> {
+        self.check_mx_vectors()?;
         mx_element(elem)?;
         check_parts(b, &elements, types::I8X16, 2, "the elements")?;
         check_parts(b, &[scale], types::I8, 1, "the scale")?;
@@ -294,6 +296,26 @@ impl Lowering {
 fn splat16(b: &mut FunctionBuilder, x: i64) -> Value {
     let c = b.ins().iconst(types::I16, x);
     b.ins().splat(types::I16X8, c)
+}
+
+impl Lowering {
+    /// MX blocks are computed on 128-bit vectors: an error for a target without them (riscv64
+    /// without the V extension, whose tables convert lane by lane in scalar registers).
+    fn check_mx_vectors(&self) -> Result<(), LowerError> {
+        match &self.target {
+            Some(t)
+                if t.features.arch() == crate::table::Arch::Riscv64 && !t.features.has("has_v") =>
+            {
+                Err(LowerError::Operand {
+                    why: "MX blocks are computed on 128-bit vectors, which riscv64 without the V \
+                          extension does not have (its batch kernels convert lane by lane): \
+                          compile for riscv64 with V"
+                        .into(),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The element format's range, or the error for a type that is none.

@@ -500,6 +500,47 @@ pub fn run_arith_kernel(
     call(func, &args, &src, dst, limit, mode)
 }
 
+/// Runs an MX block kernel (`clconv::mx_kernel::build`) on `blocks` whole blocks. A
+/// quantisation reads the values `inputs[0]` and writes the elements `outputs[0]` and the
+/// scales `outputs[1]`; a dequantisation reads the elements `inputs[0]` and the scales
+/// `inputs[1]` and writes the values `outputs[0]` (`outputs[1]` empty). The two inputs lie one
+/// after the other in the source region, the two outputs in the destination region, and the
+/// kernel gets their addresses as the JIT passes them. Returns the steps taken.
+pub fn run_mx_kernel(
+    func: &Function,
+    quantize: bool,
+    inputs: [&[u8]; 2],
+    outputs: [&mut [u8]; 2],
+    blocks: usize,
+) -> Result<u64, InterpError> {
+    let src = inputs.concat();
+    let [first, second] = outputs;
+    let mut dst = vec![0u8; first.len() + second.len()];
+    let args = if quantize {
+        [
+            SRC_BASE,
+            SRC_BASE,
+            DST_BASE,
+            DST_BASE + first.len() as u64,
+            blocks as u64,
+        ]
+    } else {
+        [
+            SRC_BASE,
+            SRC_BASE + inputs[0].len() as u64,
+            DST_BASE,
+            DST_BASE,
+            blocks as u64,
+        ]
+    };
+    let limit = step_limit(src.len(), dst.len());
+    let steps = call(func, &args, &src, &mut dst, limit, Rounding::Rte)?;
+    let (a, b) = dst.split_at(first.len());
+    first.copy_from_slice(a);
+    second.copy_from_slice(b);
+    Ok(steps)
+}
+
 fn run_in_mode(
     func: &Function,
     granule: usize,
