@@ -24,7 +24,7 @@ use cranelift_frontend::FunctionBuilder;
 ///    53 then 24 bits is odd at 24 bits.
 /// 2. Float to the destination: a small float by [`small_float::from_f32x4`] (with `_sat`
 ///    for bfloat and the 8-bit floats), FP4, FP6 and the FNUZ formats by
-///    [`narrow::from_f32x4`], and a 32 -> 16 or 8-bit lane narrowing;
+///    `narrow::from_f32x4`, and a 32 -> 16 or 8-bit lane narrowing;
 ///    float as is; double by `fvpromote_low`; integers by the float -> integer recipe.
 ///
 /// `kind` says how step 2 rounds to integers (the native instruction or the magic constant).
