@@ -321,6 +321,38 @@ impl MxRequest {
     }
 }
 
+impl MxRequest {
+    /// [`MxRequest::check_lengths`] on byte lengths: `value_bytes` must hold whole values of
+    /// the request's value type. Returns the number of values.
+    ///
+    /// ```
+    /// use clconv::mx::MxRequest;
+    /// let r = MxRequest::parse("convert_half(mxfp4e2m1x2)").unwrap();
+    /// assert_eq!(r.check_byte_lengths(66, 17, 2), Ok(33));
+    /// assert!(r.check_byte_lengths(65, 17, 2).is_err()); // half a half
+    /// ```
+    pub fn check_byte_lengths(
+        &self,
+        value_bytes: usize,
+        elements: usize,
+        scales: usize,
+    ) -> Result<usize, MxBufferError> {
+        let bytes = self.value().bytes();
+        let values = value_bytes / bytes;
+        if !value_bytes.is_multiple_of(bytes) {
+            return Err(MxBufferError::Lengths {
+                request: self.to_string(),
+                values,
+                elements,
+                expected_elements: self.element_bytes(values),
+                scales,
+                expected_scales: MxRequest::blocks(values),
+            });
+        }
+        self.check_lengths(values, elements, scales)
+    }
+}
+
 impl fmt::Display for MxRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {

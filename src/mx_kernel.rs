@@ -265,50 +265,24 @@ impl MxKernel {
         if !matches!(self.request, MxRequest::Quantize { .. }) {
             return Err(self.wrong_way("quantize", "dequantize"));
         }
-        let bytes = self.request.value().bytes();
-        let n = self.value_count(values.len(), elements.len(), scales.len())?;
-        let full = n / MX_BLOCK;
-        // SAFETY: `entry` is a function this kernel's Jit compiled from `build` for this
-        // request, SystemV (a, b, c, d, blocks); it calls nothing and runs in the default
-        // floating-point control. It reads `full` blocks of values at `a` (32 * bytes each) and
-        // writes `full` blocks of elements at `c` (32 bytes each, 16 packed) and `full` scales
-        // at `d`, which the lengths just checked hold; `b` is not read. `elements` and `scales` come from
-        // exclusive borrows, so nothing it writes overlaps what it reads.
-        unsafe {
-            host::call_kernel(
-                self.entry,
-                [
-                    values.as_ptr() as usize,
-                    values.as_ptr() as usize,
-                    elements.as_mut_ptr() as usize,
-                    scales.as_mut_ptr() as usize,
-                    full,
-                ],
-                host::default_control(),
-            )
-        };
-        let rest = n - full * MX_BLOCK;
+        let n = self
+            .request
+            .check_byte_lengths(values.len(), elements.len(), scales.len())?;
+        let (full, rest) = (n / MX_BLOCK, n % MX_BLOCK);
+        let (value_at, element_at) = (self.value_bytes(full), self.element_bytes(full));
+        self.call_blocks(
+            [&values[..value_at], &[]],
+            [&mut elements[..element_at], &mut scales[..full]],
+            full,
+        )?;
         if rest > 0 {
+            // The last block on zero-padded copies.
             let mut v = [0u8; MX_BLOCK * 4];
-            let mut e = [0u8; MX_BLOCK];
-            let mut s = [0u8; 1];
-            v[..rest * bytes].copy_from_slice(&values[full * MX_BLOCK * bytes..]);
-            // SAFETY: as above, on the padded copies: one block each.
-            unsafe {
-                host::call_kernel(
-                    self.entry,
-                    [
-                        v.as_ptr() as usize,
-                        v.as_ptr() as usize,
-                        e.as_mut_ptr() as usize,
-                        s.as_mut_ptr() as usize,
-                        1,
-                    ],
-                    host::default_control(),
-                )
-            };
-            let done = self.request.element_bytes(full * MX_BLOCK);
-            elements[done..].copy_from_slice(&e[..self.request.element_bytes(rest)]);
+            let (mut e, mut s) = ([0u8; MX_BLOCK], [0u8; 1]);
+            v[..values.len() - value_at].copy_from_slice(&values[value_at..]);
+            self.call_blocks([&v, &[]], [&mut e, &mut s], 1)?;
+            let tail = elements.len() - element_at;
+            elements[element_at..].copy_from_slice(&e[..tail]);
             scales[full] = s[0];
         }
         Ok(())
@@ -369,75 +343,83 @@ impl MxKernel {
         if !matches!(self.request, MxRequest::Dequantize { .. }) {
             return Err(self.wrong_way("dequantize", "quantize"));
         }
-        let bytes = self.request.value().bytes();
-        let n = self.value_count(values.len(), elements.len(), scales.len())?;
-        let full = n / MX_BLOCK;
-        // SAFETY: `entry` is a function this kernel's Jit compiled from `build` for this
-        // request, SystemV (a, b, c, d, blocks); it calls nothing and runs in the default
-        // floating-point control. It reads `full` blocks of elements at `a` (32 bytes each, 16
-        // packed) and `full` scales at `b`, and writes `full` blocks of values (32 * bytes each) at `c`, which the
-        // lengths just checked hold; `d` is not touched. `values` comes from an exclusive
-        // borrow, so it overlaps nothing read.
-        unsafe {
-            host::call_kernel(
-                self.entry,
-                [
-                    elements.as_ptr() as usize,
-                    scales.as_ptr() as usize,
-                    values.as_mut_ptr() as usize,
-                    values.as_mut_ptr() as usize,
-                    full,
-                ],
-                host::default_control(),
-            )
-        };
-        let rest = n - full * MX_BLOCK;
+        let n = self
+            .request
+            .check_byte_lengths(values.len(), elements.len(), scales.len())?;
+        let (full, rest) = (n / MX_BLOCK, n % MX_BLOCK);
+        let (value_at, element_at) = (self.value_bytes(full), self.element_bytes(full));
+        self.call_blocks(
+            [&elements[..element_at], &scales[..full]],
+            [&mut values[..value_at], &mut []],
+            full,
+        )?;
         if rest > 0 {
+            // The last block on zero-padded copies.
             let mut e = [0u8; MX_BLOCK];
             let mut v = [0u8; MX_BLOCK * 4];
-            let done = self.request.element_bytes(full * MX_BLOCK);
-            e[..elements.len() - done].copy_from_slice(&elements[done..]);
-            let s = [scales[full]];
-            // SAFETY: as above, on the padded copies: one block each.
-            unsafe {
-                host::call_kernel(
-                    self.entry,
-                    [
-                        e.as_ptr() as usize,
-                        s.as_ptr() as usize,
-                        v.as_mut_ptr() as usize,
-                        v.as_mut_ptr() as usize,
-                        1,
-                    ],
-                    host::default_control(),
-                )
-            };
-            values[full * MX_BLOCK * bytes..].copy_from_slice(&v[..rest * bytes]);
+            e[..elements.len() - element_at].copy_from_slice(&elements[element_at..]);
+            self.call_blocks([&e, &scales[full..]], [&mut v, &mut []], 1)?;
+            let tail = values.len() - value_at;
+            values[value_at..].copy_from_slice(&v[..tail]);
         }
         Ok(())
     }
 
-    /// The number of values, when the three byte lengths fit the request.
-    fn value_count(
+    /// Bytes of `blocks` blocks of values.
+    fn value_bytes(&self, blocks: usize) -> usize {
+        blocks * MX_BLOCK * self.request.value().bytes()
+    }
+
+    /// Bytes of `blocks` blocks of elements (32 each, 16 packed).
+    fn element_bytes(&self, blocks: usize) -> usize {
+        self.request.element_bytes(blocks * MX_BLOCK)
+    }
+
+    /// Runs the kernel on `blocks` whole blocks. A quantisation reads the values `inputs[0]`
+    /// and writes the elements `outputs[0]` and the scales `outputs[1]`; a dequantisation reads
+    /// the elements `inputs[0]` and the scales `inputs[1]` and writes the values `outputs[0]`
+    /// (the other slices empty). Every slice is checked to hold its `blocks` blocks.
+    fn call_blocks(
         &self,
-        value_bytes: usize,
-        elements: usize,
-        scales: usize,
-    ) -> Result<usize, MxError> {
-        let bytes = self.request.value().bytes();
-        let values = value_bytes / bytes;
-        if !value_bytes.is_multiple_of(bytes) {
-            return Err(MxBufferError::Lengths {
+        inputs: [&[u8]; 2],
+        outputs: [&mut [u8]; 2],
+        blocks: usize,
+    ) -> Result<(), MxError> {
+        let quantize = matches!(self.request, MxRequest::Quantize { .. });
+        let (values, elements) = (self.value_bytes(blocks), self.element_bytes(blocks));
+        let (need_in, need_out) = if quantize {
+            ([values, 0], [elements, blocks])
+        } else {
+            ([elements, blocks], [values, 0])
+        };
+        let short = inputs.iter().zip(need_in).any(|(s, n)| s.len() < n)
+            || outputs.iter().zip(need_out).any(|(s, n)| s.len() < n);
+        if short {
+            return Err(MxError::Jit(JitError::Compile {
                 request: self.request.to_string(),
-                values,
-                elements,
-                expected_elements: self.request.element_bytes(values),
-                scales,
-                expected_scales: MxRequest::blocks(values),
-            }
-            .into());
+                why: "internal error: an MX kernel call on short buffers".into(),
+            }));
         }
-        Ok(self.request.check_lengths(values, elements, scales)?)
+        let [a, b] = inputs;
+        let [c, d] = outputs;
+        let a = a.as_ptr() as usize;
+        let b = if b.is_empty() { a } else { b.as_ptr() as usize };
+        let c = c.as_mut_ptr() as usize;
+        let d = if d.is_empty() {
+            c
+        } else {
+            d.as_mut_ptr() as usize
+        };
+        // SAFETY: `entry` is a function this kernel's Jit compiled from `build` for this
+        // request, SystemV (a, b, c, d, blocks); it calls nothing and runs in the default
+        // floating-point control. A quantisation reads `blocks` blocks of values at `a` and
+        // writes `blocks` blocks of elements at `c` and `blocks` scales at `d`; a
+        // dequantisation reads `blocks` blocks of elements at `a` and scales at `b` and writes
+        // `blocks` blocks of values at `c`; the slices hold them (checked just now), and the
+        // pointers it does not use are never dereferenced. The outputs come from exclusive
+        // borrows, so nothing it writes overlaps what it reads.
+        unsafe { host::call_kernel(self.entry, [a, b, c, d, blocks], host::default_control()) };
+        Ok(())
     }
 
     /// What an element buffer holds: the format's codes, or bytes of two packed FP4 codes.

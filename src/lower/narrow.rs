@@ -28,7 +28,8 @@
 //!   rounds as bfloat16's does, adding below the kept bits (rte: 0xfff and the kept lsb; rtp,
 //!   rtn: 0x1fff on their sign) so that a carry moves into the exponent, up to infinity.
 
-use super::lanes::{round_vector, splat_bits, VectorRounding};
+use super::lanes::{splat_bits, VectorRounding};
+use super::small_float::{round_to_fields_x4, Fields};
 use super::values::{bitcast_le, int_const};
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -436,11 +437,10 @@ pub(crate) fn to_f32x4(b: &mut FunctionBuilder, t: ScalarType, v: Value) -> Valu
 /// Four floats (an F32X4) rounded into the narrow type `t` (FP4, FP6 or an FNUZ 8-bit float;
 /// not E8M0 or tf32) by `rounding`, `saturate` being `_sat`: an I32X4 of codes, sign-extended
 /// from the code's 8 bits for the 8-bit formats and as they are (below 64) for FP4 and FP6, so
-/// that `snarrow` packs them exactly. [`from_f32_bits`]'s rules on every lane at once, computed
-/// as [`super::small_float::from_f32x4`] computes the 8-bit floats: normal results by a rebias,
-/// a rounding add and a shift; subnormal ones by scaling |x| so that the format's smallest
-/// subnormal is 1 and rounding to an integer by the mode (`kind`: the native instruction or
-/// the magic constant). For the vector recipes `half.round_native` and `half.round_magic`.
+/// that `snarrow` packs them exactly. [`from_f32_bits`]'s rules on every lane at once: the
+/// rounding is the 8-bit floats' ([`super::small_float::round_to_fields_x4`], with this
+/// format's fields), then this format's overflow, infinity, NaN and sign rules. For the vector
+/// recipes `half.round_native` and `half.round_magic`.
 pub(crate) fn from_f32x4(
     b: &mut FunctionBuilder,
     t: ScalarType,
@@ -464,55 +464,11 @@ pub(crate) fn from_f32x4(
         Rounding::Rtn => Some(negative),
         _ => None,
     };
-    let shift = fmt.shift();
-
-    // Normal results: rebias, round by an add, shift.
-    let rebias = splat_bits(
-        b,
-        i,
-        (u64::from(fmt.rebias()) << 23).wrapping_neg() & 0xffff_ffff,
-    );
-    let biased = b.ins().iadd(a, rebias);
-    let add = match rounding {
-        Rounding::Rte => {
-            let kept = b.ins().ushr_imm_u(a, i64::from(shift));
-            let one = splat_bits(b, i, 1);
-            let odd = b.ins().band(kept, one);
-            let base = splat_bits(b, i, (1 << (shift - 1)) - 1);
-            b.ins().iadd(base, odd)
-        }
-        Rounding::Rtz => zero,
-        Rounding::Rtp | Rounding::Rtn => {
-            let all = splat_bits(b, i, (1 << shift) - 1);
-            b.ins().band(all, away.expect("directed"))
-        }
+    let fields = Fields {
+        fraction: fmt.fraction,
+        bias: fmt.bias,
     };
-    let rounded = b.ins().iadd(biased, add);
-    let normal = b.ins().ushr_imm_u(rounded, i64::from(shift));
-
-    // Subnormal results: |x| * 2^(bias - 1 + fraction) is exact and its integer part is the
-    // code (which reaches the smallest normal's code when it rounds up to it).
-    let abs = bitcast_le(b, types::F32X4, a);
-    let scale = splat_bits(
-        b,
-        types::F32X4,
-        u64::from((127 + fmt.bias - 1 + fmt.fraction) << 23),
-    );
-    let v = b.ins().fmul(abs, scale);
-    let q = match rounding {
-        Rounding::Rte => round_vector(b, v, Rounding::Rte, kind),
-        Rounding::Rtz => round_vector(b, v, Rounding::Rtn, kind),
-        Rounding::Rtp | Rounding::Rtn => {
-            let up = round_vector(b, v, Rounding::Rtp, kind);
-            let down = round_vector(b, v, Rounding::Rtn, kind);
-            let mask = bitcast_le(b, types::F32X4, away.expect("directed"));
-            b.ins().bitselect(mask, up, down)
-        }
-    };
-    let sub = b.ins().fcvt_to_sint_sat(i, q);
-    let min_normal = splat_bits(b, i, u64::from(fmt.rebias() + 1) << 23);
-    let is_normal = b.ins().icmp(IntCC::SignedGreaterThanOrEqual, a, min_normal);
-    let h = b.ins().bitselect(is_normal, normal, sub);
+    let h = round_to_fields_x4(b, fields, a, zero, away, rounding, kind);
 
     // Past the largest code, and infinities: the largest value, or the FNUZ NaN where
     // IEEE-754 gives an infinity without `_sat` (as in `from_f32_bits`).

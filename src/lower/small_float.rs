@@ -636,6 +636,88 @@ pub fn bytes_to_upper_halves(b: &mut FunctionBuilder, unpack: Unpack, v: Value) 
     }
 }
 
+/// A small float's or a narrow format's fields: fraction bits and exponent bias.
+#[derive(Clone, Copy)]
+pub(crate) struct Fields {
+    /// Fraction bits.
+    pub(crate) fraction: u32,
+    /// Exponent bias.
+    pub(crate) bias: u32,
+}
+
+/// The magnitudes `a` (an I32X4 of float bits, sign cleared) rounded by `rounding` into a
+/// format of `fields`: each lane's code (exponent and fraction fields) before any overflow,
+/// infinity or NaN rule, up to one past the largest code. Normal results by a rebias, a
+/// rounding add and a shift; subnormal ones by scaling |x| so that the smallest subnormal is 1
+/// and rounding to an integer by the mode (`kind`: the native instruction or the magic
+/// constant), which reaches the smallest normal's code when it rounds up to it. `away` are the
+/// lanes the mode rounds away from zero (rtp's positive ones, rtn's negative ones); `zero` a
+/// zero I32X4. The one rounding core of [`from_f32x4`] and of the narrow formats' vector
+/// encode (`super::narrow`).
+pub(crate) fn round_to_fields_x4(
+    b: &mut FunctionBuilder,
+    fields: Fields,
+    a: Value,
+    zero: Value,
+    away: Option<Value>,
+    rounding: Rounding,
+    kind: VectorRounding,
+) -> Value {
+    let i = types::I32X4;
+    let shift = 23 - fields.fraction;
+    let rebias_field = 127 - fields.bias;
+    // Normal results: rebias, round by an add, shift.
+    let rebias = splat_bits(
+        b,
+        i,
+        (u64::from(rebias_field) << 23).wrapping_neg() & 0xffff_ffff,
+    );
+    let biased = b.ins().iadd(a, rebias);
+    let add = match rounding {
+        Rounding::Rte => {
+            let kept = ushr(b, a, shift);
+            let one = splat_bits(b, i, 1);
+            let odd = b.ins().band(kept, one);
+            let base = splat_bits(b, i, (1 << (shift - 1)) - 1);
+            b.ins().iadd(base, odd)
+        }
+        Rounding::Rtz => zero,
+        Rounding::Rtp | Rounding::Rtn => {
+            let all = splat_bits(b, i, (1 << shift) - 1);
+            b.ins().band(all, away.expect("directed"))
+        }
+    };
+    let rounded = b.ins().iadd(biased, add);
+    let normal = ushr(b, rounded, shift);
+
+    let h = {
+        // Subnormal results: |x| * 2^(bias - 1 + fraction) is exact and its integer part is the
+        // result's bits.
+        let abs = bitcast_le(b, types::F32X4, a);
+        let scale = splat_bits(
+            b,
+            types::F32X4,
+            u64::from((127 + fields.bias - 1 + fields.fraction) << 23),
+        );
+        let v = b.ins().fmul(abs, scale);
+        let q = match rounding {
+            Rounding::Rte => round_vector(b, v, Rounding::Rte, kind),
+            Rounding::Rtz => round_vector(b, v, Rounding::Rtn, kind),
+            Rounding::Rtp | Rounding::Rtn => {
+                let up = round_vector(b, v, Rounding::Rtp, kind);
+                let down = round_vector(b, v, Rounding::Rtn, kind);
+                let mask = bitcast_le(b, types::F32X4, away.expect("directed"));
+                b.ins().bitselect(mask, up, down)
+            }
+        };
+        let sub = b.ins().fcvt_to_sint_sat(i, q);
+        let min_normal = splat_bits(b, i, u64::from(rebias_field + 1) << 23);
+        let is_normal = b.ins().icmp(IntCC::SignedGreaterThanOrEqual, a, min_normal);
+        b.ins().bitselect(is_normal, normal, sub)
+    };
+    h
+}
+
 /// Vector float -> small float by `rounding` (`saturate`: `_sat`): F32X4 in, I32X4 out with
 /// the element's bits sign-extended from `fmt.width` bits, ready for `snarrow`. The vector
 /// form of [`from_f32_bits`]: normal results by a rebias, a rounding add and a shift; subnormal
@@ -668,57 +750,11 @@ pub fn from_f32x4(
         Rounding::Rtn => Some(negative),
         _ => None,
     };
-    let shift = fmt.shift();
-
-    // Normal results: rebias, round by an add, shift.
-    let rebias = splat_bits(
-        b,
-        i,
-        (u64::from(fmt.rebias()) << 23).wrapping_neg() & 0xffff_ffff,
-    );
-    let biased = b.ins().iadd(a, rebias);
-    let add = match rounding {
-        Rounding::Rte => {
-            let kept = ushr(b, a, shift);
-            let one = splat_bits(b, i, 1);
-            let odd = b.ins().band(kept, one);
-            let base = splat_bits(b, i, (1 << (shift - 1)) - 1);
-            b.ins().iadd(base, odd)
-        }
-        Rounding::Rtz => zero,
-        Rounding::Rtp | Rounding::Rtn => {
-            let all = splat_bits(b, i, (1 << shift) - 1);
-            b.ins().band(all, up_lanes.expect("directed"))
-        }
+    let fields = Fields {
+        fraction: fmt.fraction,
+        bias: fmt.bias,
     };
-    let rounded = b.ins().iadd(biased, add);
-    let normal = ushr(b, rounded, shift);
-
-    let h = {
-        // Subnormal results: |x| * 2^(bias - 1 + fraction) is exact and its integer part is the
-        // result's bits.
-        let abs = bitcast_le(b, types::F32X4, a);
-        let scale = splat_bits(
-            b,
-            types::F32X4,
-            u64::from((127 + fmt.bias - 1 + fmt.fraction) << 23),
-        );
-        let v = b.ins().fmul(abs, scale);
-        let q = match rounding {
-            Rounding::Rte => round_vector(b, v, Rounding::Rte, kind),
-            Rounding::Rtz => round_vector(b, v, Rounding::Rtn, kind),
-            Rounding::Rtp | Rounding::Rtn => {
-                let up = round_vector(b, v, Rounding::Rtp, kind);
-                let down = round_vector(b, v, Rounding::Rtn, kind);
-                let mask = bitcast_le(b, types::F32X4, up_lanes.expect("directed"));
-                b.ins().bitselect(mask, up, down)
-            }
-        };
-        let sub = b.ins().fcvt_to_sint_sat(i, q);
-        let min_normal = splat_bits(b, i, u64::from(fmt.rebias() + 1) << 23);
-        let is_normal = b.ins().icmp(IntCC::SignedGreaterThanOrEqual, a, min_normal);
-        b.ins().bitselect(is_normal, normal, sub)
-    };
+    let h = round_to_fields_x4(b, fields, a, zero, up_lanes, rounding, kind);
 
     // Beyond the largest finite value, infinities, NaNs.
     let max = splat_bits(b, i, u64::from(fmt.max_finite()));

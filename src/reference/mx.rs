@@ -251,18 +251,7 @@ pub fn mx_quantize(
             expected: "values to quantise",
         });
     };
-    let bytes = from.bytes();
-    if !values.len().is_multiple_of(bytes) {
-        return Err(MxBufferError::Lengths {
-            request: request.to_string(),
-            values: values.len() / bytes,
-            elements: elements.len(),
-            expected_elements: request.element_bytes(values.len() / bytes),
-            scales: scales.len(),
-            expected_scales: MxRequest::blocks(values.len() / bytes),
-        });
-    }
-    request.check_lengths(values.len() / bytes, elements.len(), scales.len())?;
+    request.check_byte_lengths(values.len(), elements.len(), scales.len())?;
     let values = values_as_f32(from, values);
     let mut codes = vec![0u8; values.len()];
     for ((block, out), scale) in values
@@ -312,17 +301,7 @@ pub fn mx_dequantize(
         });
     };
     let bytes = to.bytes();
-    if !values.len().is_multiple_of(bytes) {
-        return Err(MxBufferError::Lengths {
-            request: request.to_string(),
-            values: values.len() / bytes,
-            elements: elements.len(),
-            expected_elements: request.element_bytes(values.len() / bytes),
-            scales: scales.len(),
-            expected_scales: MxRequest::blocks(values.len() / bytes),
-        });
-    }
-    request.check_lengths(values.len() / bytes, elements.len(), scales.len())?;
+    request.check_byte_lengths(values.len(), elements.len(), scales.len())?;
     let narrow = converter(ScalarType::Double, to, false);
     let codes: Vec<u8> = if request.packed() {
         elements.iter().flat_map(|&b| [b & 0xf, b >> 4]).collect()
