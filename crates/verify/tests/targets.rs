@@ -1,9 +1,8 @@
 //! Every request of the matrix compiles for every x86-64 flag set, in both tiers, with the
 //! tables' own rows (no host routine): the code a flag set this CPU cannot run gets compiled
 //! here (tests/matrix.rs runs the others, through the JIT, which takes the F16C routines where
-//! the CPU has them). The other targets' kernels, both tiers, compile and run under QEMU in
-//! crates/verify/tests/cross_isa.rs, and every target's optimised kernels go into objects in
-//! tests/aot.rs, so this test leaves them out.
+//! the CPU has them). The other targets' kernels, both tiers, compile into objects and run
+//! under QEMU in crates/verify/tests/cross_isa.rs, so this test leaves them out.
 
 use clconv::target::Target;
 use clconv::{kernel, Extensions, Layout, Request, Rounding, ScalarType, Width};
