@@ -1571,7 +1571,7 @@ impl Jit {
             .store(n, std::sync::atomic::Ordering::Relaxed);
     }
 
-    fn threads_for(&self, src_len: usize) -> usize {
+    pub(crate) fn threads_for(&self, src_len: usize) -> usize {
         match self
             .inner
             .threads

@@ -270,7 +270,7 @@ impl MxKernel {
             .check_byte_lengths(values.len(), elements.len(), scales.len())?;
         let (full, rest) = (n / MX_BLOCK, n % MX_BLOCK);
         let (value_at, element_at) = (self.value_bytes(full), self.element_bytes(full));
-        self.call_blocks(
+        self.call_in_parts(
             [&values[..value_at], &[]],
             [&mut elements[..element_at], &mut scales[..full]],
             full,
@@ -348,7 +348,7 @@ impl MxKernel {
             .check_byte_lengths(values.len(), elements.len(), scales.len())?;
         let (full, rest) = (n / MX_BLOCK, n % MX_BLOCK);
         let (value_at, element_at) = (self.value_bytes(full), self.element_bytes(full));
-        self.call_blocks(
+        self.call_in_parts(
             [&elements[..element_at], &scales[..full]],
             [&mut values[..value_at], &mut []],
             full,
@@ -373,6 +373,79 @@ impl MxKernel {
     /// Bytes of `blocks` blocks of elements (32 each, 16 packed).
     fn element_bytes(&self, blocks: usize) -> usize {
         self.request.element_bytes(blocks * MX_BLOCK)
+    }
+
+    /// [`MxKernel::call_blocks`] on `blocks` whole blocks, split into contiguous parts across
+    /// threads when the buffers are large (as conversion kernels split theirs,
+    /// [`crate::jit::Jit::set_threads`]): each part reads and writes its own pieces of the
+    /// buffers.
+    fn call_in_parts(
+        &self,
+        inputs: [&[u8]; 2],
+        outputs: [&mut [u8]; 2],
+        blocks: usize,
+    ) -> Result<(), MxError> {
+        let bytes = inputs[0].len() + inputs[1].len();
+        let threads = self._jit.threads_for(bytes).min(blocks);
+        if threads <= 1 {
+            return self.call_blocks(inputs, outputs, blocks);
+        }
+        // Per block, the bytes of each buffer: [input 0, input 1], [output 0, output 1].
+        let per = |s: usize| s / blocks;
+        let (in_per, out_per) = (
+            inputs.map(|s| per(s.len())),
+            [per(outputs[0].len()), per(outputs[1].len())],
+        );
+        // About 8 parts per thread, handed out in turn.
+        let part = blocks.div_ceil(8 * threads);
+        let [a, b] = inputs;
+        let [c, d] = outputs;
+        fn pieces(s: &[u8], per_block: usize, part: usize, count: usize) -> Vec<&[u8]> {
+            if per_block == 0 {
+                vec![&[][..]; count]
+            } else {
+                s.chunks(part * per_block).collect()
+            }
+        }
+        let count = blocks.div_ceil(part);
+        let a_parts = pieces(a, in_per[0], part, count);
+        let b_parts = pieces(b, in_per[1], part, count);
+        let c_parts: Vec<&mut [u8]> = c.chunks_mut(part * out_per[0]).collect();
+        let d_parts: Vec<&mut [u8]> = if out_per[1] == 0 {
+            (0..count).map(|_| &mut [][..]).collect()
+        } else {
+            d.chunks_mut(part * out_per[1]).collect()
+        };
+        type Part<'a> = ([&'a [u8]; 2], [&'a mut [u8]; 2], usize);
+        let parts: Vec<std::sync::Mutex<Option<Part>>> = a_parts
+            .into_iter()
+            .zip(b_parts)
+            .zip(c_parts.into_iter().zip(d_parts))
+            .enumerate()
+            .map(|(k, ((a, b), (c, d)))| {
+                let n = part.min(blocks - k * part);
+                std::sync::Mutex::new(Some(([a, b], [c, d], n)))
+            })
+            .collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let work = || -> Result<(), MxError> {
+            while let Some(slot) =
+                parts.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+            {
+                let taken = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+                if let Some((ins, outs, n)) = taken {
+                    self.call_blocks(ins, outs, n)?;
+                }
+            }
+            Ok(())
+        };
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().expect("MX kernel calls do not panic"))
+                .fold(Ok(()), Result::and)
+        })
     }
 
     /// Runs the kernel on `blocks` whole blocks. A quantisation reads the values `inputs[0]`

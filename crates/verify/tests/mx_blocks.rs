@@ -190,6 +190,48 @@ fn every_targets_mx_kernels_match_the_reference_in_the_interpreter() {
     assert_eq!(runs, 72 * (Target::ALL.len() - 2));
 }
 
+/// Large runs split across threads (`Jit::set_threads`) give the reference's bytes: 100,003
+/// values (3,125 blocks and a short one) on 1, 3 and 7 threads, both ways, packed or not.
+#[test]
+fn runs_split_across_threads_match_the_reference() {
+    use clconv::jit::Threads;
+    let jit = Jit::new().unwrap();
+    let n: usize = 100_003;
+    let values: Vec<u8> = (0..n as u32)
+        .flat_map(|i: u32| {
+            let x = ((i.wrapping_mul(2_654_435_761) >> 8) as f32 / 16_777_216.0 - 0.5)
+                * 2f32.powi((i % 40) as i32 - 20);
+            x.to_le_bytes()
+        })
+        .collect();
+    for name in ["convert_mxfp8e4m3_rtp(float)", "convert_mxfp4e2m1x2(float)"] {
+        let q = jit.compile_blocks(name).unwrap();
+        let r = q.request();
+        let (mut re, mut rs) = (
+            vec![0u8; r.element_bytes(n)],
+            vec![0u8; MxRequest::blocks(n)],
+        );
+        mx_quantize(&r, &values, &mut re, &mut rs).unwrap();
+        let back_name = format!(
+            "convert_float(mx{}{})",
+            r.elem().name(),
+            if r.packed() { "x2" } else { "" }
+        );
+        let back = jit.compile_blocks(&back_name).unwrap();
+        let mut want = vec![0u8; values.len()];
+        mx_dequantize(&back.request(), &re, &rs, &mut want).unwrap();
+        for threads in [1, 3, 7] {
+            jit.set_threads(Threads::Exactly(threads));
+            let (mut e, mut s) = (vec![0u8; re.len()], vec![0u8; rs.len()]);
+            q.quantize_bytes(&values, &mut e, &mut s).unwrap();
+            assert!(e == re && s == rs, "{name} on {threads} threads");
+            let mut got = vec![0u8; values.len()];
+            back.dequantize_bytes(&e, &s, &mut got).unwrap();
+            assert!(got == want, "{back_name} on {threads} threads");
+        }
+    }
+}
+
 /// Packed FP4 (`mxfp4e2m1x2`): element 2i in the low nibble, 2i + 1 in the high one, an odd
 /// last element's high nibble 0; by hand.
 #[test]
