@@ -660,6 +660,16 @@ fn bench_e2m1(jit: &Jit, large: bool) -> String {
 /// `f32_to_mxfp8e4m3`, `f32_to_mxfp4`) and the loop that moves the same bytes. Inputs: floats
 /// uniform in [-8, 8] with one in 64 blocks scaled by 2^±20. Every output is compared with the
 /// reference before timing (the 256 KiB buffers).
+/// `dst.copy_from_slice(src)` by `threads` threads, each a contiguous part.
+fn parallel_copy(src: &[u8], dst: &mut [u8], threads: usize) {
+    let part = src.len().div_ceil(threads.max(1));
+    std::thread::scope(|scope| {
+        for (s, d) in src.chunks(part).zip(dst.chunks_mut(part)) {
+            scope.spawn(move || d.copy_from_slice(s));
+        }
+    });
+}
+
 fn bench_mx(jit: &Jit, large: bool) -> String {
     use clconv::mx::MxRequest;
     let mut out = String::from(
@@ -669,6 +679,7 @@ fn bench_mx(jit: &Jit, large: bool) -> String {
     let element = jit
         .compile("convert_fp8e4m3x8_sat_rte(float8)")
         .expect("compiles");
+    let mut all_cores = String::new();
     for (name, python) in [
         ("convert_mxfp8e4m3(float)", "f32_to_mxfp8e4m3"),
         ("convert_mxfp4e2m1(float)", "f32_to_mxfp4"),
@@ -771,7 +782,34 @@ fn bench_mx(jit: &Jit, large: bool) -> String {
                 gbs(rust_loop, traffic),
                 gbs(same, traffic),
             );
+            if big {
+                // All cores: the kernel split across threads (the JIT's default for large
+                // runs) against the same bytes copied by as many threads, paired per round.
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                jit.set_threads(Threads::Auto);
+                let (mut kt, mut ratio) = (Vec::new(), Vec::new());
+                for _ in 0..rounds {
+                    let k = ns_per_run(1, &mut || {
+                        kernel
+                            .quantize_bytes(bytes_of(&floats), &mut e, &mut s)
+                            .unwrap()
+                    });
+                    let c = ns_per_run(1, &mut || parallel_copy(&copy_src, &mut copy_dst, cores));
+                    kt.push(k);
+                    ratio.push(c / k);
+                }
+                jit.set_threads(Threads::Exactly(1));
+                all_cores += &format!(
+                    "| `{name}` | {size} | {cores} | {:.2} | {:.2} |\n",
+                    gbs(median(&mut kt), traffic),
+                    median(&mut ratio)
+                );
+            }
         }
+    }
+    if !all_cores.is_empty() {
+        out += "\n| request | source | threads | kernel GB/s | ×same-bytes, as many threads |\n|---|---|---|---|---|\n";
+        out += &all_cores;
     }
     out
 }
