@@ -98,6 +98,15 @@ pub enum JitError {
         /// Its value.
         value: String,
     },
+    /// The request has no kernel on this ISA (MX blocks on riscv64 without the V extension):
+    /// not a bug, a limit the message names.
+    #[error("{request} has no kernel for this target: {why}")]
+    NoKernel {
+        /// The request.
+        request: String,
+        /// Why, and what to use instead.
+        why: String,
+    },
     /// The byte form was asked of a kernel whose source type is only known from a typed buffer.
     #[error("{builtin} was compiled without a source type, so its byte form cannot know what the bytes hold: name the source (`{builtin}(float4)`) or call run() with a typed slice")]
     NeedsSourceType {

@@ -63,7 +63,7 @@ pub fn build(
     request: &MxRequest,
     features: IsaFeatures,
     frontend: TargetFrontendConfig,
-) -> Result<Function, String> {
+) -> Result<Function, crate::lower::LowerError> {
     let sig = crate::arith_kernel::signature(frontend.default_call_conv);
     let mut func = Function::with_name_signature(UserFuncName::user(2, 0), sig);
     let mut fctx = FunctionBuilderContext::new();
@@ -77,12 +77,12 @@ pub fn build(
     counted_loop(&mut b, p[4], IntCC::SignedLessThan, &mut |b, i| {
         if failed.is_none() {
             if let Err(e) = block_body(b, &lowering, request, [p[0], p[1], p[2], p[3]], i) {
-                failed = Some(e.to_string());
+                failed = Some(e);
             }
         }
     });
-    if let Some(why) = failed {
-        return Err(why);
+    if let Some(e) = failed {
+        return Err(e);
     }
     b.ins().return_(&[]);
     b.seal_all_blocks();
@@ -568,7 +568,7 @@ impl Jit {
             build(request, inner.features.clone(), isa.frontend_config())
         }))
         .map_err(|panic| compile_error(crate::kernel::panic_message(&*panic)))?
-        .map_err(compile_error)?;
+        .map_err(|e| no_kernel(request, e))?;
         let verify_ir = inner.verify_ir.load(std::sync::atomic::Ordering::Relaxed);
         let code = jit::compile_function(&**isa, func, verify_ir).map_err(compile_error)?;
         let mut memory = jit::lock(&inner.code);
@@ -605,6 +605,15 @@ pub fn disassemble(isa: &dyn TargetIsa, request: &MxRequest) -> Result<Disassemb
         why,
     };
     let features = IsaFeatures::of(isa).map_err(|e| compile_error(e.to_string()))?;
-    let func = build(request, features, isa.frontend_config()).map_err(compile_error)?;
+    let func =
+        build(request, features, isa.frontend_config()).map_err(|e| no_kernel(request, e))?;
     jit::disassemble_function(isa, func).map_err(compile_error)
+}
+
+/// A lowering's refusal (the target lacks what MX blocks need) as the JIT's error.
+fn no_kernel(request: &MxRequest, e: crate::lower::LowerError) -> JitError {
+    JitError::NoKernel {
+        request: request.to_string(),
+        why: e.to_string(),
+    }
 }

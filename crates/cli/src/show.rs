@@ -8,7 +8,11 @@ use std::process::ExitCode;
 /// `clconv show FUNCTION [--clif] [--asm] ...`, for this machine or another target.
 pub fn show(args: &ShowArgs) -> Result<ExitCode, Usage> {
     let ext = args.fp16.ext();
-    let request = Request::parse(args.function.one()?, ext)?;
+    let name = args.function.one()?;
+    if clconv::mx::MxRequest::is_mx_name(name) {
+        return show_mx(args, name);
+    }
+    let request = Request::parse(name, ext)?;
     let target = args.target.get()?;
     if target.is_some() && args.flags.is_some() {
         return Err(Usage("give --target or --flags, not both".into()));
@@ -65,6 +69,46 @@ pub fn show(args: &ShowArgs) -> Result<ExitCode, Usage> {
                 )
             },
             c.asm.unwrap_or_default()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `clconv show convert_mx...`: an MX block kernel's IR and machine code (`clconv::mx_kernel`),
+/// for this machine's flag set or `--target`. MX kernels have one tier, no layout and no static
+/// mode: those options are refused.
+fn show_mx(args: &ShowArgs, name: &str) -> Result<ExitCode, Usage> {
+    let request = clconv::mx::MxRequest::parse(name).map_err(|e| Usage(e.to_string()))?;
+    if args.tier.is_some() {
+        return Err(Usage("an MX block kernel has one tier: drop --tier".into()));
+    }
+    let target = args.target.get()?;
+    if target.is_some() && args.flags.is_some() {
+        return Err(Usage("give --target or --flags, not both".into()));
+    }
+    let (target, isa) = match target {
+        Some(t) => (t.name().to_string(), t.isa()?),
+        None => {
+            let flags = args.flags.get()?;
+            (flags.name().to_string(), clconv::jit::host_isa(flags)?)
+        }
+    };
+    let d = clconv::mx_kernel::disassemble(&*isa, &request)?;
+    let (clif, asm) = match (args.clif, args.asm) {
+        (false, false) => (true, true),
+        flags => flags,
+    };
+    if clif {
+        out!(
+            ";; {request} (MX blocks: src/mx_kernel.rs around src/lower/mx_block.rs)\n{}",
+            d.clif
+        );
+    }
+    if asm {
+        out!(
+            ";; machine code for {target} ({} bytes)\n{}",
+            d.code_size,
+            d.asm
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -239,6 +239,31 @@ fn run_mx_blocks() {
         ]),
         "(1.0, -3.0, 0.25, 0.0)\n"
     );
+    // `show`: the block kernel's IR and code, for this machine or another target.
+    let shown = ok(&["show", "convert_mxfp8e4m3(float)", "--clif"]);
+    assert!(
+        shown.contains("smax") && shown.contains("src/mx_kernel.rs"),
+        "{shown}"
+    );
+    let shown = ok(&[
+        "show",
+        "convert_half(mxfp4e2m1x2)",
+        "--asm",
+        "--target",
+        "aarch64",
+    ]);
+    assert!(shown.starts_with(";; machine code for aarch64"), "{shown}");
+    let o = clconv(&["show", "convert_half(mxfp4e2m1x2)", "--target", "riscv64"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).contains("riscv64 without the V extension"),
+        "{}",
+        stderr(&o)
+    );
+    usage_error(
+        &["show", "convert_mxfp8e4m3(float)", "--tier", "quick"],
+        &["one tier"],
+    );
     let list = ok(&["list", "mx"]);
     assert_eq!(list.lines().count(), 72, "{list}");
     assert!(

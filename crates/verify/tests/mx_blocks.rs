@@ -121,11 +121,18 @@ fn every_targets_mx_kernels_match_the_reference_in_the_interpreter() {
             for request in MxRequest::all() {
                 let err =
                     clconv::mx_kernel::build(&request, features.clone(), isa.frontend_config())
-                        .unwrap_err();
+                        .unwrap_err()
+                        .to_string();
                 assert!(
                     err.contains("riscv64 without the V extension"),
                     "{request}: {err}"
                 );
+                let err = clconv::mx_kernel::disassemble(&*isa, &request).unwrap_err();
+                assert!(
+                    matches!(err, clconv::jit::JitError::NoKernel { .. }),
+                    "{err:?}"
+                );
+                assert!(!err.to_string().contains("bug"), "{err}");
             }
             continue;
         }
