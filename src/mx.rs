@@ -50,6 +50,9 @@ use crate::types::ScalarType;
 use std::fmt;
 use std::str::FromStr;
 
+/// The longest text [`MxRequest::parse`] reads: no MX request's name is half as long.
+const MAX_NAME_LEN: usize = 64;
+
 /// Elements per MX block (OCP MX v1.0, section 5: k = 32 for every concrete MX format).
 pub const MX_BLOCK: usize = 32;
 
@@ -154,6 +157,17 @@ impl MxRequest {
     /// assert!(matches!(MxRequest::parse("convert_mxfp4e2m1(double)"), Err(MxParseError::ValueType { .. })));
     /// ```
     pub fn parse(text: &str) -> Result<MxRequest, MxParseError> {
+        // Length and characters first: an error never echoes a huge or unprintable text.
+        if text.len() > MAX_NAME_LEN {
+            return Err(MxParseError::TooLong {
+                len: text.len(),
+                max: MAX_NAME_LEN,
+            });
+        }
+        let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '(' | ')' | ' ');
+        if let Some(character) = text.chars().find(|&c| !allowed(c)) {
+            return Err(MxParseError::Character { character });
+        }
         let text = text.trim();
         let bad = |why: &str| MxParseError::Syntax {
             name: text.to_string(),
@@ -417,6 +431,20 @@ fn value_type(name: &str, text: &str) -> Result<ScalarType, MxParseError> {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MxParseError {
+    /// Longer than any MX request's name.
+    #[error("the name is {len} bytes long; no MX block request's name is longer than {max}: check what was passed")]
+    TooLong {
+        /// Its length in bytes.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A character no MX request's name has.
+    #[error("the name holds {character:?}; MX block requests are spelled with letters, digits, `_`, `(` and `)`")]
+    Character {
+        /// The first such character.
+        character: char,
+    },
     /// Not shaped like an MX request.
     #[error("`{name}` is no MX block request: {why}; write convert_mx<elem>[_rtp|_rte](<value>) or convert_<value>(mx<elem>)")]
     Syntax {

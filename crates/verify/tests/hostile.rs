@@ -490,6 +490,13 @@ proptest! {
         prop_assert_eq!(fuzz_targets::parse_name(name.as_bytes()), Ok(()));
         prop_assert_eq!(fuzz_targets::parse_name(&bytes), Ok(()));
         let _ = jit().compile(&name);
+        // The MX block parser too: an error is a bounded single line, a request prints back.
+        for text in [name.clone(), format!("convert_mx{name}"), format!("convert_float(mx{name})")] {
+            match clconv::mx::MxRequest::parse(&text) {
+                Ok(r) => prop_assert_eq!(clconv::mx::MxRequest::parse(&r.to_string()), Ok(r)),
+                Err(e) => assert_clear(&e, &[]),
+            }
+        }
     }
 }
 
@@ -511,6 +518,8 @@ fn names_of_megabytes_are_refused_with_a_short_message() {
         }
         let e = jit().compile(&name).err().expect("refused");
         assert_clear(&e, &["bytes".into()]);
+        let e = clconv::mx::MxRequest::parse(&name).unwrap_err();
+        assert_clear(&e, &[format!("{} bytes", name.len())]);
     }
 }
 
