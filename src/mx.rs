@@ -322,16 +322,21 @@ impl MxRequest {
         scales: usize,
     ) -> Result<usize, MxBufferError> {
         if elements != self.element_bytes(values) || scales != MxRequest::blocks(values) {
-            return Err(MxBufferError::Lengths {
-                request: self.to_string(),
-                values,
-                elements,
-                expected_elements: self.element_bytes(values),
-                scales,
-                expected_scales: MxRequest::blocks(values),
-            });
+            return Err(self.lengths_error(values, elements, scales));
         }
         Ok(values)
+    }
+
+    /// The error of buffers that do not fit: what they hold and what `values` need.
+    fn lengths_error(&self, values: usize, elements: usize, scales: usize) -> MxBufferError {
+        MxBufferError::Lengths {
+            request: self.to_string(),
+            values,
+            elements,
+            expected_elements: self.element_bytes(values),
+            scales,
+            expected_scales: MxRequest::blocks(values),
+        }
     }
 }
 
@@ -354,14 +359,7 @@ impl MxRequest {
         let bytes = self.value().bytes();
         let values = value_bytes / bytes;
         if !value_bytes.is_multiple_of(bytes) {
-            return Err(MxBufferError::Lengths {
-                request: self.to_string(),
-                values,
-                elements,
-                expected_elements: self.element_bytes(values),
-                scales,
-                expected_scales: MxRequest::blocks(values),
-            });
+            return Err(self.lengths_error(values, elements, scales));
         }
         self.check_lengths(values, elements, scales)
     }

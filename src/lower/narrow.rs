@@ -29,7 +29,7 @@
 //!   rtn: 0x1fff on their sign) so that a carry moves into the exponent, up to infinity.
 
 use super::lanes::{splat_bits, VectorRounding};
-use super::small_float::{round_to_fields_x4, Fields};
+use super::small_float::{round_to_fields_x4, split_sign_x4, Fields, Split};
 use super::values::{bitcast_le, int_const};
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -451,19 +451,12 @@ pub(crate) fn from_f32x4(
 ) -> Value {
     let fmt = Narrow::of(t).expect("FP4, FP6 or an FNUZ format: E8M0 and tf32 go per element");
     let i = types::I32X4;
-    let w = bitcast_le(b, i, x);
-    let abs_mask = splat_bits(b, i, 0x7fff_ffff);
-    let a = b.ins().band(w, abs_mask);
-    let sign = b.ins().bxor(w, a);
-    let zero = splat_bits(b, i, 0);
-    let negative = b.ins().icmp(IntCC::NotEqual, sign, zero);
-    let positive = b.ins().bnot(negative);
-    // The lanes whose magnitude the mode rounds away from zero.
-    let away = match rounding {
-        Rounding::Rtp => Some(positive),
-        Rounding::Rtn => Some(negative),
-        _ => None,
-    };
+    let Split {
+        a,
+        sign,
+        zero,
+        away,
+    } = split_sign_x4(b, x, rounding);
     let fields = Fields {
         fraction: fmt.fraction,
         bias: fmt.bias,

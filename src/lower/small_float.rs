@@ -636,6 +636,42 @@ pub fn bytes_to_upper_halves(b: &mut FunctionBuilder, unpack: Unpack, v: Value) 
     }
 }
 
+/// Four floats' bits split for rounding by [`round_to_fields_x4`]: [`split_sign_x4`]'s result.
+pub(crate) struct Split {
+    /// The magnitudes' bits (I32X4).
+    pub(crate) a: Value,
+    /// The sign bits alone.
+    pub(crate) sign: Value,
+    /// A zero I32X4.
+    pub(crate) zero: Value,
+    /// The lanes the mode rounds away from zero: rtp's positive ones, rtn's negative ones.
+    pub(crate) away: Option<Value>,
+}
+
+/// Splits the F32X4 `x` into magnitudes and signs, with the lanes `rounding` rounds away from
+/// zero.
+pub(crate) fn split_sign_x4(b: &mut FunctionBuilder, x: Value, rounding: Rounding) -> Split {
+    let i = types::I32X4;
+    let w = bitcast_le(b, i, x);
+    let abs_mask = splat_bits(b, i, 0x7fff_ffff);
+    let a = b.ins().band(w, abs_mask);
+    let sign = b.ins().bxor(w, a);
+    let zero = splat_bits(b, i, 0);
+    let negative = b.ins().icmp(IntCC::NotEqual, sign, zero);
+    let positive = b.ins().bnot(negative);
+    let away = match rounding {
+        Rounding::Rtp => Some(positive),
+        Rounding::Rtn => Some(negative),
+        _ => None,
+    };
+    Split {
+        a,
+        sign,
+        zero,
+        away,
+    }
+}
+
 /// A small float's or a narrow format's fields: fraction bits and exponent bias.
 #[derive(Clone, Copy)]
 pub(crate) struct Fields {
@@ -738,18 +774,12 @@ pub fn from_f32x4(
         return f32x4_to_bfloat(b, x, rounding, saturate);
     }
     let i = types::I32X4;
-    let w = bitcast_le(b, i, x);
-    let abs_mask = splat_bits(b, i, 0x7fff_ffff);
-    let a = b.ins().band(w, abs_mask);
-    let sign = b.ins().bxor(w, a);
-    let zero = splat_bits(b, i, 0);
-    let negative = b.ins().icmp(IntCC::NotEqual, sign, zero);
-    let positive = b.ins().bnot(negative);
-    let up_lanes = match rounding {
-        Rounding::Rtp => Some(positive),
-        Rounding::Rtn => Some(negative),
-        _ => None,
-    };
+    let Split {
+        a,
+        sign,
+        zero,
+        away: up_lanes,
+    } = split_sign_x4(b, x, rounding);
     let fields = Fields {
         fraction: fmt.fraction,
         bias: fmt.bias,
