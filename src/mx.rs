@@ -260,6 +260,12 @@ impl MxRequest {
     }
 
     /// True for FP4 elements two to a byte (`mxfp4e2m1x2`).
+    ///
+    /// ```
+    /// use clconv::mx::MxRequest;
+    /// assert!(MxRequest::parse("convert_mxfp4e2m1x2_rtp(half)").unwrap().packed());
+    /// assert!(!MxRequest::parse("convert_float(mxfp4e2m1)").unwrap().packed());
+    /// ```
     pub const fn packed(&self) -> bool {
         match *self {
             MxRequest::Quantize { packed, .. } | MxRequest::Dequantize { packed, .. } => packed,
@@ -282,6 +288,12 @@ impl MxRequest {
     }
 
     /// The element format.
+    ///
+    /// ```
+    /// use clconv::{mx::MxRequest, ScalarType};
+    /// let r = MxRequest::parse("convert_bfloat(mxfp6e3m2)").unwrap();
+    /// assert_eq!((r.elem(), r.value()), (ScalarType::Fp6E3M2, ScalarType::BFloat));
+    /// ```
     pub const fn elem(&self) -> ScalarType {
         match *self {
             MxRequest::Quantize { elem, .. } | MxRequest::Dequantize { elem, .. } => elem,

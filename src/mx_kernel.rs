@@ -554,6 +554,12 @@ impl Jit {
     }
 
     /// Compiles the kernel of a parsed MX request.
+    ///
+    /// ```
+    /// use clconv::{jit::Jit, mx::MxRequest};
+    /// let r = MxRequest::parse("convert_half(mxfp8e5m2)").unwrap();
+    /// assert_eq!(Jit::new().unwrap().compile_blocks_request(&r).unwrap().request(), r);
+    /// ```
     pub fn compile_blocks_request(&self, request: &MxRequest) -> Result<MxKernel, JitError> {
         let inner = &self.inner;
         if let Some(&entry) = jit::lock(&inner.mx_cache).get(request) {

@@ -254,6 +254,34 @@ impl Lowering {
     /// byte, element 2i in bits 0-3 and 2i + 1 in bits 4-7 (`mxfp4e2m1x2`'s order): one I8X16.
     /// Each 16-bit lane of a code vector holds the pair, (x & 0x0f) | ((x >> 4) & 0xf0) is
     /// their byte, and an unsigned narrowing packs the lanes.
+    ///
+    /// ```
+    /// use clconv::cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature};
+    /// use clconv::cranelift_codegen::{settings, verifier::verify_function};
+    /// use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+    /// use clconv::lower::Lowering;
+    ///
+    /// let isa = clconv::cranelift_native::builder()?.finish(settings::Flags::new(settings::builder()))?;
+    /// let mut sig = Signature::new(isa.default_call_conv());
+    /// sig.params.extend([AbiParam::new(types::I8X16); 2]);
+    /// sig.returns.extend([AbiParam::new(types::I8X16); 2]);
+    /// let mut func = Function::with_name_signature(Default::default(), sig);
+    /// let mut ctx = FunctionBuilderContext::new();
+    /// let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+    /// let block = b.create_block();
+    /// b.append_block_params_for_function_params(block);
+    /// b.switch_to_block(block);
+    /// let p = b.block_params(block).to_vec();
+    ///
+    /// let lowering = Lowering::for_isa(&*isa)?;
+    /// let packed = lowering.pack_fp4(&mut b, [p[0], p[1]])?; // 16 bytes of pairs
+    /// let codes = lowering.unpack_fp4(&mut b, packed)?; // and back
+    /// b.ins().return_(&codes);
+    /// b.seal_all_blocks();
+    /// b.finalize(isa.frontend_config());
+    /// verify_function(&func, isa.flags())?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn pack_fp4(
         &self,
         b: &mut FunctionBuilder,
@@ -273,7 +301,7 @@ impl Lowering {
     }
 
     /// The way back from [`Lowering::pack_fp4`]: 16 bytes of packed codes to two I8X16 values
-    /// of one code each.
+    /// of one code each (the example is [`Lowering::pack_fp4`]'s).
     pub fn unpack_fp4(
         &self,
         b: &mut FunctionBuilder,
