@@ -76,7 +76,12 @@ pub fn build(
     let mut failed = None;
     counted_loop(&mut b, p[4], IntCC::SignedLessThan, &mut |b, i| {
         if failed.is_none() {
-            if let Err(e) = block_body(b, &lowering, request, [p[0], p[1], p[2], p[3]], i) {
+            let body = if lowering.mx_vectors() {
+                block_body
+            } else {
+                block_body_lanes
+            };
+            if let Err(e) = body(b, &lowering, request, [p[0], p[1], p[2], p[3]], i) {
                 failed = Some(e);
             }
         }
@@ -95,6 +100,85 @@ fn at(b: &mut FunctionBuilder, base: Value, index: Value, scale: usize, offset: 
     let scaled = b.ins().imul_imm_u(index, scale as i64);
     let addr = b.ins().iadd(base, scaled);
     b.ins().iadd_imm_u(addr, offset as i64)
+}
+
+/// One block, `i`, of the request, lane by lane in scalar registers (a target without 128-bit
+/// vectors: riscv64 without V).
+fn block_body_lanes(
+    b: &mut FunctionBuilder,
+    lowering: &Lowering,
+    request: &MxRequest,
+    p: [Value; 4],
+    i: Value,
+) -> Result<(), crate::lower::LowerError> {
+    let value = request.value();
+    let bytes = value.bytes();
+    let packed = request.packed();
+    match *request {
+        MxRequest::Quantize { elem, rule, .. } => {
+            let widen = ElementConversion::new(value, ScalarType::Float);
+            let mut floats = Vec::with_capacity(MX_BLOCK);
+            for j in 0..MX_BLOCK {
+                let addr = at(b, p[0], i, MX_BLOCK * bytes, bytes * j);
+                let v = if value == ScalarType::Float {
+                    b.ins().load(types::F32, mem_flags(), addr, 0)
+                } else {
+                    let h = b.ins().load(types::I16, mem_flags(), addr, 0);
+                    let out = lowering.convert(b, widen, &[h])?;
+                    out[0]
+                };
+                floats.push(v);
+            }
+            let (codes, scale) = lowering.quantize_mx_block_lanes(b, elem, rule, &floats)?;
+            if packed {
+                // Element 2j in the low nibble, 2j + 1 in the high one.
+                for (j, pair) in codes.chunks(2).enumerate() {
+                    let low = b.ins().band_imm_u(pair[0], 0x0f);
+                    let high = b.ins().ishl_imm_u(pair[1], 4);
+                    let byte = b.ins().bor(low, high);
+                    let addr = at(b, p[2], i, MX_BLOCK / 2, j);
+                    b.ins().store(mem_flags(), byte, addr, 0);
+                }
+            } else {
+                for (j, &c) in codes.iter().enumerate() {
+                    let addr = at(b, p[2], i, MX_BLOCK, j);
+                    b.ins().store(mem_flags(), c, addr, 0);
+                }
+            }
+            let addr = b.ins().iadd(p[3], i);
+            b.ins().store(mem_flags(), scale, addr, 0);
+        }
+        MxRequest::Dequantize { elem, to, .. } => {
+            let mut codes = Vec::with_capacity(MX_BLOCK);
+            if packed {
+                for j in 0..MX_BLOCK / 2 {
+                    let addr = at(b, p[0], i, MX_BLOCK / 2, j);
+                    let byte = b.ins().load(types::I8, mem_flags(), addr, 0);
+                    codes.push(b.ins().band_imm_u(byte, 0x0f));
+                    codes.push(b.ins().ushr_imm_u(byte, 4));
+                }
+            } else {
+                for j in 0..MX_BLOCK {
+                    let addr = at(b, p[0], i, MX_BLOCK, j);
+                    codes.push(b.ins().load(types::I8, mem_flags(), addr, 0));
+                }
+            }
+            let addr = b.ins().iadd(p[1], i);
+            let scale = b.ins().load(types::I8, mem_flags(), addr, 0);
+            let floats = lowering.dequantize_mx_block_lanes(b, elem, &codes, scale)?;
+            let narrow = ElementConversion::new(ScalarType::Float, to).rounding(Rounding::Rte);
+            for (j, &v) in floats.iter().enumerate() {
+                let v = if to == ScalarType::Float {
+                    v
+                } else {
+                    lowering.convert(b, narrow, &[v])?[0]
+                };
+                let addr = at(b, p[2], i, MX_BLOCK * bytes, bytes * j);
+                b.ins().store(mem_flags(), v, addr, 0);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One block, `i`, of the request.

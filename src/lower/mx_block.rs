@@ -112,37 +112,8 @@ impl Lowering {
         let high = b.ins().smax(lanes[2], lanes[3]);
         let amax = b.ins().smax(low, high);
 
-        // The scale's code (the module docs).
-        let exponent = b.ins().ushr_imm_u(amax, 23);
-        let fraction = b.ins().band_imm_u(amax, 0x7f_ffff);
-        let code = match rule {
-            ScaleRule::OcpFloor => b.ins().iadd_imm_s(exponent, -i64::from(emax)),
-            ScaleRule::RoundUp => {
-                let above =
-                    b.ins()
-                        .icmp_imm_s(IntCC::SignedGreaterThan, fraction, fraction_field(max));
-                let above = b.ins().uextend(types::I32, above);
-                let code = b.ins().iadd(exponent, above);
-                b.ins().iadd_imm_s(code, -i64::from(emax))
-            }
-            ScaleRule::NearestEven => {
-                let up = b.ins().icmp_imm_s(
-                    IntCC::SignedGreaterThanOrEqual,
-                    fraction,
-                    fraction_field(0.75 * max),
-                );
-                let up = b.ins().uextend(types::I32, up);
-                let code = b.ins().iadd(exponent, up);
-                b.ins().iadd_imm_s(code, -i64::from(emax) - 1)
-            }
-        };
+        let (code, nonfinite) = scale_code(b, amax, rule, max, emax);
         let zero = b.ins().iconst(types::I32, 0);
-        let code = b.ins().smax(code, zero);
-        let nonfinite = b
-            .ins()
-            .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, amax, 0x7f80_0000);
-        let nan_code = b.ins().iconst(types::I32, 0xff);
-        let code = b.ins().select(nonfinite, nan_code, code);
 
         // 2^-k = 2^(127 - code), a normal float for every finite block's code.
         let top = b.ins().iconst(types::I32, 254);
@@ -219,16 +190,7 @@ impl Lowering {
         mx_element(elem)?;
         check_parts(b, &elements, types::I8X16, 2, "the elements")?;
         check_parts(b, &[scale], types::I8, 1, "the scale")?;
-        // 2^(s - 127) as float bits: s << 23 for s >= 1, 2^-127 (a subnormal) for 0, NaN for
-        // 0xff.
-        let s = b.ins().uextend(types::I32, scale);
-        let normal = b.ins().ishl_imm_u(s, 23);
-        let is_zero = b.ins().icmp_imm_u(IntCC::Equal, s, 0);
-        let tiny = b.ins().iconst(types::I32, 0x40_0000);
-        let bits = b.ins().select(is_zero, tiny, normal);
-        let is_nan = b.ins().icmp_imm_u(IntCC::Equal, s, 0xff);
-        let nan_bits = b.ins().iconst(types::I32, i64::from(f32::NAN.to_bits()));
-        let bits = b.ins().select(is_nan, nan_bits, bits);
+        let bits = factor_bits(b, scale);
         let factor = b.ins().splat(types::I32X4, bits);
         let factor = super::values::bitcast_le(b, types::F32X4, factor);
         let nan = b.ins().f32const(f32::NAN);
@@ -327,6 +289,141 @@ fn splat16(b: &mut FunctionBuilder, x: i64) -> Value {
 }
 
 impl Lowering {
+    /// [`Lowering::quantize_mx_block`] lane by lane, for a target without 128-bit vectors
+    /// (riscv64 without V; any other target too): `values` are the block's 32 floats as F32
+    /// values; gives the 32 element codes as I8 values and the scale as an I8. The same scale
+    /// (from the same integer maximum), the same products, the same element conversion.
+    ///
+    /// ```
+    /// use clconv::cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature};
+    /// use clconv::cranelift_codegen::{settings, verifier::verify_function};
+    /// use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+    /// use clconv::{lower::Lowering, mx::ScaleRule, ScalarType};
+    ///
+    /// let isa = clconv::cranelift_native::builder()?.finish(settings::Flags::new(settings::builder()))?;
+    /// let mut sig = Signature::new(isa.default_call_conv());
+    /// sig.params.extend([AbiParam::new(types::F32); 32]);
+    /// sig.returns.extend([AbiParam::new(types::I8); 33]);
+    /// let mut func = Function::with_name_signature(Default::default(), sig);
+    /// let mut ctx = FunctionBuilderContext::new();
+    /// let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+    /// let block = b.create_block();
+    /// b.append_block_params_for_function_params(block);
+    /// b.switch_to_block(block);
+    /// let values = b.block_params(block).to_vec();
+    ///
+    /// let lowering = Lowering::for_isa(&*isa)?;
+    /// let (mut out, scale) =
+    ///     lowering.quantize_mx_block_lanes(&mut b, ScalarType::Fp4E2M1, ScaleRule::RoundUp, &values)?;
+    /// out.push(scale);
+    /// b.ins().return_(&out);
+    /// b.seal_all_blocks();
+    /// b.finalize(isa.frontend_config());
+    /// verify_function(&func, isa.flags())?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn quantize_mx_block_lanes(
+        &self,
+        b: &mut FunctionBuilder,
+        elem: ScalarType,
+        rule: ScaleRule,
+        values: &[Value],
+    ) -> Result<(Vec<Value>, Value), LowerError> {
+        let (max, emax) = mx_element(elem)?;
+        check_parts(b, values, types::F32, MX_BLOCK, "the values")?;
+        let magnitude = b.ins().iconst(types::I32, 0x7fff_ffff);
+        let mut amax = None;
+        for &v in values {
+            let bits = super::values::bitcast_le(b, types::I32, v);
+            let m = b.ins().band(bits, magnitude);
+            amax = Some(match amax {
+                None => m,
+                Some(a) => b.ins().smax(a, m),
+            });
+        }
+        let amax = amax.expect("32 values");
+        let (code, nonfinite) = scale_code(b, amax, rule, max, emax);
+        let top = b.ins().iconst(types::I32, 254);
+        let factor = b.ins().isub(top, code);
+        let factor = b.ins().ishl_imm_u(factor, 23);
+        let factor = super::values::bitcast_le(b, types::F32, factor);
+        let nan = b.ins().f32const(f32::NAN);
+        let conv = ElementConversion::new(ScalarType::Float, elem)
+            .saturating()
+            .rounding(Rounding::Rte);
+        let mut elements = Vec::with_capacity(MX_BLOCK);
+        for &v in values {
+            let p = b.ins().fmul(v, factor);
+            let p = b.ins().select(nonfinite, nan, p);
+            let out = self.convert(b, conv, &[p])?;
+            elements.push(single(out, "the element conversion's result")?);
+        }
+        let scale = b.ins().ireduce(types::I8, code);
+        Ok((elements, scale))
+    }
+
+    /// [`Lowering::dequantize_mx_block`] lane by lane: `codes` the 32 element codes as I8
+    /// values, `scale` the E8M0 code as an I8; gives 32 F32 values (NaN results the positive
+    /// quiet NaN).
+    ///
+    /// ```
+    /// use clconv::cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature};
+    /// use clconv::cranelift_codegen::{settings, verifier::verify_function};
+    /// use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+    /// use clconv::{lower::Lowering, ScalarType};
+    ///
+    /// let isa = clconv::cranelift_native::builder()?.finish(settings::Flags::new(settings::builder()))?;
+    /// let mut sig = Signature::new(isa.default_call_conv());
+    /// sig.params.extend([AbiParam::new(types::I8); 33]);
+    /// sig.returns.extend([AbiParam::new(types::F32); 32]);
+    /// let mut func = Function::with_name_signature(Default::default(), sig);
+    /// let mut ctx = FunctionBuilderContext::new();
+    /// let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+    /// let block = b.create_block();
+    /// b.append_block_params_for_function_params(block);
+    /// b.switch_to_block(block);
+    /// let p = b.block_params(block).to_vec();
+    ///
+    /// let lowering = Lowering::for_isa(&*isa)?;
+    /// let values = lowering.dequantize_mx_block_lanes(&mut b, ScalarType::Fp8E4M3, &p[..32], p[32])?;
+    /// b.ins().return_(&values);
+    /// b.seal_all_blocks();
+    /// b.finalize(isa.frontend_config());
+    /// verify_function(&func, isa.flags())?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn dequantize_mx_block_lanes(
+        &self,
+        b: &mut FunctionBuilder,
+        elem: ScalarType,
+        codes: &[Value],
+        scale: Value,
+    ) -> Result<Vec<Value>, LowerError> {
+        mx_element(elem)?;
+        check_parts(b, codes, types::I8, MX_BLOCK, "the elements")?;
+        check_parts(b, &[scale], types::I8, 1, "the scale")?;
+        let bits = factor_bits(b, scale);
+        let factor = super::values::bitcast_le(b, types::F32, bits);
+        let nan = b.ins().f32const(f32::NAN);
+        let conv = ElementConversion::new(elem, ScalarType::Float);
+        let mut out = Vec::with_capacity(MX_BLOCK);
+        for &code in codes {
+            let v = single(self.convert(b, conv, &[code])?, "the element's float")?;
+            let p = b.ins().fmul(v, factor);
+            let is_nan = b.ins().fcmp(FloatCC::Unordered, p, p);
+            out.push(b.ins().select(is_nan, nan, p));
+        }
+        Ok(out)
+    }
+
+    /// True when MX blocks are computed on 128-bit vectors here ([`Lowering::quantize_mx_block`]);
+    /// false for riscv64 without V, whose batch kernels take the `_lanes` forms.
+    // Only the JIT's kernels (`crate::mx_kernel`) choose between the two forms.
+    #[cfg_attr(not(feature = "jit"), allow(dead_code))]
+    pub(crate) fn mx_vectors(&self) -> bool {
+        self.check_mx_vectors().is_ok()
+    }
+
     /// MX blocks are computed on 128-bit vectors: an error for a target without them (riscv64
     /// without the V extension, whose tables convert lane by lane in scalar registers).
     fn check_mx_vectors(&self) -> Result<(), LowerError> {
@@ -335,15 +432,73 @@ impl Lowering {
                 if t.features.arch() == crate::table::Arch::Riscv64 && !t.features.has("has_v") =>
             {
                 Err(LowerError::Operand {
-                    why: "MX blocks are computed on 128-bit vectors, which riscv64 without the V \
-                          extension does not have (its batch kernels convert lane by lane): \
-                          compile for riscv64 with V"
+                    why: "this form of an MX block takes 128-bit vectors, which riscv64 without \
+                          the V extension does not have: use the `_lanes` form \
+                          (Lowering::quantize_mx_block_lanes, dequantize_mx_block_lanes), as the \
+                          batch kernels there do"
                         .into(),
                 })
             }
             _ => Ok(()),
         }
     }
+}
+
+/// The E8M0 code of a block whose largest magnitude's bits are `amax` (an I32), by `rule`, for
+/// an element format of largest value `max` = m * 2^`emax` (the module docs), and whether the
+/// block holds an infinity or a NaN (then the code is 0xff).
+fn scale_code(
+    b: &mut FunctionBuilder,
+    amax: Value,
+    rule: ScaleRule,
+    max: f64,
+    emax: i32,
+) -> (Value, Value) {
+    let exponent = b.ins().ushr_imm_u(amax, 23);
+    let fraction = b.ins().band_imm_u(amax, 0x7f_ffff);
+    let code = match rule {
+        ScaleRule::OcpFloor => b.ins().iadd_imm_s(exponent, -i64::from(emax)),
+        ScaleRule::RoundUp => {
+            let above = b
+                .ins()
+                .icmp_imm_s(IntCC::SignedGreaterThan, fraction, fraction_field(max));
+            let above = b.ins().uextend(types::I32, above);
+            let code = b.ins().iadd(exponent, above);
+            b.ins().iadd_imm_s(code, -i64::from(emax))
+        }
+        ScaleRule::NearestEven => {
+            let up = b.ins().icmp_imm_s(
+                IntCC::SignedGreaterThanOrEqual,
+                fraction,
+                fraction_field(0.75 * max),
+            );
+            let up = b.ins().uextend(types::I32, up);
+            let code = b.ins().iadd(exponent, up);
+            b.ins().iadd_imm_s(code, -i64::from(emax) - 1)
+        }
+    };
+    let zero = b.ins().iconst(types::I32, 0);
+    let code = b.ins().smax(code, zero);
+    let nonfinite = b
+        .ins()
+        .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, amax, 0x7f80_0000);
+    let nan_code = b.ins().iconst(types::I32, 0xff);
+    let code = b.ins().select(nonfinite, nan_code, code);
+
+    (code, nonfinite)
+}
+
+/// The float bits of 2^(s - 127) for the E8M0 code `scale` (an I8): s << 23 for s >= 1, 2^-127
+/// (a subnormal) for 0, NaN for 0xff.
+fn factor_bits(b: &mut FunctionBuilder, scale: Value) -> Value {
+    let s = b.ins().uextend(types::I32, scale);
+    let normal = b.ins().ishl_imm_u(s, 23);
+    let is_zero = b.ins().icmp_imm_u(IntCC::Equal, s, 0);
+    let tiny = b.ins().iconst(types::I32, 0x40_0000);
+    let bits = b.ins().select(is_zero, tiny, normal);
+    let is_nan = b.ins().icmp_imm_u(IntCC::Equal, s, 0xff);
+    let nan_bits = b.ins().iconst(types::I32, i64::from(f32::NAN.to_bits()));
+    b.ins().select(is_nan, nan_bits, bits)
 }
 
 /// The element format's range, or the error for a type that is none.

@@ -253,12 +253,17 @@ fn run_mx_blocks() {
         "aarch64",
     ]);
     assert!(shown.starts_with(";; machine code for aarch64"), "{shown}");
-    let o = clconv(&["show", "convert_half(mxfp4e2m1x2)", "--target", "riscv64"]);
-    assert_ne!(o.status.code(), Some(0));
+    // riscv64 without V: lane by lane, no vector type in the kernel.
+    let shown = ok(&[
+        "show",
+        "convert_half(mxfp4e2m1x2)",
+        "--target",
+        "riscv64",
+        "--clif",
+    ]);
     assert!(
-        stderr(&o).contains("riscv64 without the V extension"),
-        "{}",
-        stderr(&o)
+        !shown.contains("x16") && !shown.contains("i32x4"),
+        "{shown}"
     );
     usage_error(
         &["show", "convert_mxfp8e4m3(float)", "--tier", "quick"],
