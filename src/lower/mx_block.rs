@@ -113,8 +113,6 @@ impl Lowering {
         let amax = b.ins().smax(low, high);
 
         let (code, nonfinite) = scale_code(b, amax, rule, max, emax);
-        let zero = b.ins().iconst(types::I32, 0);
-
         // 2^-k = 2^(127 - code), a normal float for every finite block's code.
         let top = b.ins().iconst(types::I32, 254);
         let factor = b.ins().isub(top, code);
@@ -139,11 +137,15 @@ impl Lowering {
         let conv = ElementConversion::new(ScalarType::Float, elem)
             .saturating()
             .rounding(Rounding::Rte);
-        let mut elements = [zero; 2];
-        for (half, parts) in elements.iter_mut().zip(scaled.chunks(4)) {
-            let out = self.convert(b, conv, parts)?;
-            *half = single(out, "the element conversion's result")?;
-        }
+        let first = single(
+            self.convert(b, conv, &scaled[..4])?,
+            "the element conversion's result",
+        )?;
+        let second = single(
+            self.convert(b, conv, &scaled[4..])?,
+            "the element conversion's result",
+        )?;
+        let elements = [first, second];
         let scale = b.ins().ireduce(types::I8, code);
         Ok(MxBlockValues { elements, scale })
     }
