@@ -814,6 +814,114 @@ fn bench_mx(jit: &Jit, large: bool) -> String {
     out
 }
 
+/// NVFP4 quantisation of float32 (`convert_nvfp4(float)`, 256 KiB, one thread) against the
+/// MX E2M1 block kernel on the same floats, the plain Rust loop of Transformer Engine's float32
+/// recipe (the block's E4M3 scale from amax / 6 x S_enc, the elements times S_enc / scale,
+/// through `float8`'s E4M3 and the ladder into E2M1 above) and the copy of the same bytes.
+/// The recipe rounds in float32 steps, so it may differ from clconv's exact rule: the table
+/// counts the blocks where it does. No Python peer: ml_dtypes has no NVFP4.
+fn bench_nvfp4(jit: &Jit) -> String {
+    use clconv::mx::{MxRequest, NVFP4_BLOCK};
+    let kernel = jit
+        .compile_blocks("convert_nvfp4(float)")
+        .expect("compiles");
+    let mx = jit
+        .compile_blocks("convert_mxfp4e2m1(float)")
+        .expect("compiles");
+    let (bytes, size) = SIZES[0];
+    let n = bytes / 4;
+    let mut rng = Rng(0x4e_5f54);
+    let floats: Vec<f32> = (0..n)
+        .map(|i| {
+            let v = ((rng.next() >> 40) as f32 / (1u64 << 24) as f32) * 16.0 - 8.0;
+            // Blocks of different magnitudes, as activations have.
+            v * 2f32.powi(((i / NVFP4_BLOCK) % 13) as i32 - 6)
+        })
+        .collect();
+    let amax = floats.iter().fold(0f32, |m, v| m.max(v.abs()));
+    let t = amax / 2688.0;
+    let blocks = n / NVFP4_BLOCK;
+    let (mut e, mut s) = (vec![0u8; n], vec![0u8; blocks]);
+    let (mut pe, mut ps) = (vec![0u8; n], vec![0u8; blocks]);
+    let (mut me, mut ms) = (vec![0u8; n], vec![0u8; n / 32]);
+    // Transformer Engine's float32 steps (its C++ reference, `quantize_nvfp4_1d`, with the
+    // E4M3-rounded scale as its Python reference uses).
+    let s_enc = (448.0f32 * 6.0 / amax).min(f32::MAX);
+    let plain = |src: &[f32], e: &mut [u8], s: &mut [u8]| {
+        for ((block, e), s) in src
+            .chunks(NVFP4_BLOCK)
+            .zip(e.chunks_mut(NVFP4_BLOCK))
+            .zip(s.iter_mut())
+        {
+            let amax = block.iter().fold(0f32, |m, v| m.max(v.abs()));
+            let scale = F8E4M3::from_f32((amax / 6.0 * s_enc).min(448.0));
+            *s = scale.to_bits();
+            let decoded = scale.to_f32();
+            let enc = if decoded == 0.0 { 0.0 } else { s_enc / decoded };
+            for (d, &v) in e.iter_mut().zip(block) {
+                *d = e2m1::from_f32((v * enc).clamp(-6.0, 6.0));
+            }
+        }
+    };
+    kernel
+        .quantize_nvfp4_bytes(bytes_of(&floats), t, &mut e, &mut s)
+        .unwrap();
+    let (mut re, mut rs) = (vec![0u8; n], vec![0u8; blocks]);
+    let request = MxRequest::parse("convert_nvfp4(float)").unwrap();
+    reference::nvfp4_quantize(&request, bytes_of(&floats), t, &mut re, &mut rs).unwrap();
+    assert_eq!(
+        (&s, &e),
+        (&rs, &re),
+        "convert_nvfp4(float): kernel vs reference"
+    );
+    plain(&floats, &mut pe, &mut ps);
+    let differing = (0..blocks)
+        .filter(|&b| {
+            let at = b * NVFP4_BLOCK..(b + 1) * NVFP4_BLOCK;
+            (s[b], &e[at.clone()]) != (ps[b], &pe[at])
+        })
+        .count();
+    let traffic = n * 4 + n + blocks;
+    let copy_src = vec![0x5au8; traffic / 2];
+    let mut copy_dst = vec![0u8; traffic / 2];
+    let (rounds, reps) = (31, 20);
+    let mut times: [Vec<f64>; 4] = Default::default();
+    let mut ratios: [Vec<f64>; 3] = Default::default();
+    for _ in 0..rounds {
+        let t = [
+            ns_per_run(reps, &mut || {
+                kernel
+                    .quantize_nvfp4_bytes(bytes_of(&floats), t, &mut e, &mut s)
+                    .unwrap()
+            }),
+            ns_per_run(reps, &mut || {
+                mx.quantize_bytes(bytes_of(&floats), &mut me, &mut ms)
+                    .unwrap()
+            }),
+            ns_per_run(reps, &mut || plain(&floats, &mut pe, &mut ps)),
+            ns_per_run(reps, &mut || copy_dst.copy_from_slice(&copy_src)),
+        ];
+        for (v, ns) in times.iter_mut().zip(t) {
+            v.push(ns);
+        }
+        for (r, baseline) in ratios.iter_mut().zip(&t[1..]) {
+            r.push(baseline / t[0]);
+        }
+    }
+    let [k, m, rust_loop, same] = times.map(|mut v| median(&mut v));
+    let [r_mx, r_loop, r_same] = ratios.map(|mut v| median(&mut v));
+    let gbs = |ns: f64| traffic as f64 / ns;
+    format!(
+        "| request | source | kernel GB/s | MX E2M1 block kernel GB/s | TE-recipe loop GB/s | same-bytes GB/s | ×MX kernel | ×TE loop | ×same-bytes | blocks where the TE recipe differs |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n\
+         | `convert_nvfp4(float)` | {size} | {:.2} | {:.2} | {:.2} | {:.2} | {r_mx:.2} | {r_loop:.2} | {r_same:.2} | {differing} of {blocks} |\n",
+        gbs(k),
+        gbs(m),
+        gbs(rust_loop),
+        gbs(same),
+    )
+}
+
 fn main() {
     let large = std::env::var("CLCONV_BENCH_LARGE").map_or(true, |v| v != "0");
     let jit = Jit::with_options(X64Flags::Host, Extensions::with_fp16(), Rounding::Rte)
@@ -837,6 +945,7 @@ fn main() {
     println!("\n{}", summary(&rows));
     println!("\n{}", bench_e2m1(&jit, large));
     println!("\n{}", bench_mx(&jit, large));
+    println!("\n{}", bench_nvfp4(&jit));
     #[cfg(target_arch = "x86_64")]
     println!(
         "F16C on this CPU (the half crate uses it): {}",

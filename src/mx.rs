@@ -1,6 +1,8 @@
-//! OCP Microscaling (MX) block requests: a block of 32 values shares one E8M0 scale (OCP
-//! Microscaling Formats (MX) v1.0, section 5; the rules are in [`crate::reference`]'s
-//! `quantize_mx_block` and in `docs/formats.md`).
+//! Scaled block requests: OCP Microscaling (MX), where a block of 32 values shares one E8M0
+//! scale (OCP Microscaling Formats (MX) v1.0, section 5; the rules are in [`crate::reference`]'s
+//! `quantize_mx_block` and in `docs/formats.md`), and NVIDIA's NVFP4, where a block of 16 FP4
+//! E2M1 values shares one E4M3 scale under one float32 scale per tensor (the rules in
+//! [`crate::reference`]'s `quantize_nvfp4_block`).
 //!
 //! An MX request is no [`crate::Request`]: it reads or writes two buffers on one side (the
 //! elements and the scales), so it has its own kernels ([`crate::lower::Lowering::quantize_mx_block`]
@@ -16,13 +18,17 @@
 //!     elem   fp8e4m3 | fp8e5m2 | fp6e2m3 | fp6e3m2 | fp4e2m1  (MXFP8, MXFP6, MXFP4)
 //!            | fp4e2m1x2                                       (MXFP4, packed)
 //!     value  float | half | bfloat
+//! convert_nvfp4[x2](<value>)               NVFP4: values -> E2M1 elements and E4M3 scales
+//! convert_<value>(nvfp4[x2])               and back; x2: two elements to a byte
 //! ```
 //!
 //! The suffix is the scale's rule ([`ScaleRule`]): none for OCP's (2^(floor(log2 amax) -
 //! emax_elem)), `_rtp` for the smallest power of two that keeps every element in range
 //! (NVIDIA's MXFP8 recipe, CUDA's `__nv_fp8_e8m0` rounding up), `_rte` for the power of two
 //! nearest amax / max_elem (PyTorch's E8M0 conversion). The elements always round to nearest
-//! even and saturate (OCP MX 6.3), so `_sat`, `_rtz` and `_rtn` are refused.
+//! even and saturate (OCP MX 6.3), so `_sat`, `_rtz` and `_rtn` are refused. NVFP4 has one
+//! rule (its scale and elements both round to nearest even and saturate) and takes no suffix;
+//! its kernels take the tensor's float32 decode scale beside the buffers.
 //!
 //! ```
 //! use clconv::mx::{MxRequest, ScaleRule};
@@ -44,7 +50,8 @@
 //! buffers (the layout of PyTorch's and ml_dtypes' MX tensors). A last block shorter than 32 is
 //! a block padded with zeros, which changes neither its scale nor its elements: `n` values
 //! take `n` elements (`ceil(n / 2)` bytes packed, an odd last one's high nibble 0) and
-//! `ceil(n / 32)` scales.
+//! `ceil(n / 32)` scales. NVFP4 the same with blocks of [`NVFP4_BLOCK`] = 16 and one E4M3
+//! byte per block.
 
 use crate::types::ScalarType;
 use std::fmt;
@@ -55,6 +62,10 @@ const MAX_NAME_LEN: usize = 64;
 
 /// Elements per MX block (OCP MX v1.0, section 5: k = 32 for every concrete MX format).
 pub const MX_BLOCK: usize = 32;
+
+/// Elements per NVFP4 block (NVIDIA's NVFP4: "a micro-block of 16 elements" shares one E4M3
+/// scale).
+pub const NVFP4_BLOCK: usize = 16;
 
 /// How an MX block's shared scale is chosen from its largest magnitude `amax`.
 ///
@@ -146,6 +157,22 @@ pub enum MxRequest {
         /// FP4 elements two to a byte (`mxfp4e2m1x2`).
         packed: bool,
     },
+    /// `convert_nvfp4[x2](<from>)`: values to FP4 E2M1 elements and one E4M3 scale per block
+    /// of 16, under the tensor's float32 decode scale.
+    QuantizeNvfp4 {
+        /// The values' type: float, half or bfloat.
+        from: ScalarType,
+        /// Elements two to a byte (`nvfp4x2`).
+        packed: bool,
+    },
+    /// `convert_<to>(nvfp4[x2])`: each element times its block's scale times the tensor's,
+    /// rounded once to nearest even into `to`.
+    DequantizeNvfp4 {
+        /// The values' type: float, half or bfloat.
+        to: ScalarType,
+        /// Elements two to a byte (`nvfp4x2`).
+        packed: bool,
+    },
 }
 
 impl MxRequest {
@@ -181,6 +208,23 @@ impl MxRequest {
             .strip_prefix("convert_")
             .ok_or_else(|| bad("it does not start with convert_"))?;
         let arg = arg.trim();
+        if let Some(layout) = arg.strip_prefix("nvfp4") {
+            let packed = nvfp4_layout(layout, text)?;
+            let to = value_type(name, text)?;
+            return Ok(MxRequest::DequantizeNvfp4 { to, packed });
+        }
+        if let Some(rest) = name.strip_prefix("nvfp4") {
+            let (layout, suffix) = rest.split_once('_').unwrap_or((rest, ""));
+            if !suffix.is_empty() {
+                return Err(MxParseError::Nvfp4Suffix {
+                    name: text.to_string(),
+                    suffix: suffix.to_string(),
+                });
+            }
+            let packed = nvfp4_layout(layout, text)?;
+            let from = value_type(arg, text)?;
+            return Ok(MxRequest::QuantizeNvfp4 { from, packed });
+        }
         if let Some(block) = arg.strip_prefix("mx") {
             let (elem, packed) = element(block, text)?;
             let to = value_type(name, text)?;
@@ -217,21 +261,24 @@ impl MxRequest {
     /// use clconv::mx::MxRequest;
     /// assert!(MxRequest::is_mx_name("convert_mxfp8e4m3_rtz(float)"));
     /// assert!(MxRequest::is_mx_name("convert_float(mxfp9)"));
+    /// assert!(MxRequest::is_mx_name("convert_nvfp4x2(half)"));
     /// assert!(!MxRequest::is_mx_name("convert_fp8e4m3(float)"));
     /// ```
     pub fn is_mx_name(text: &str) -> bool {
         let text = text.trim();
-        text.starts_with("convert_mx")
+        let block = |t: &str| t.starts_with("mx") || t.starts_with("nvfp4");
+        text.strip_prefix("convert_").is_some_and(block)
             || text
                 .split_once('(')
-                .is_some_and(|(_, arg)| arg.trim_start().starts_with("mx"))
+                .is_some_and(|(_, arg)| block(arg.trim_start()))
     }
 
-    /// Every MX request: 6 element layouts (the five formats, FP4 also packed) x 3 value types
-    /// x (3 scale rules + the way back), 72 in all.
+    /// Every block request: MX's 6 element layouts (the five formats, FP4 also packed) x 3
+    /// value types x (3 scale rules + the way back), 72, and NVFP4's 2 layouts x 3 value types
+    /// x 2 ways, 12: 84 in all.
     ///
     /// ```
-    /// assert_eq!(clconv::mx::MxRequest::all().len(), 72);
+    /// assert_eq!(clconv::mx::MxRequest::all().len(), 84);
     /// ```
     pub fn all() -> Vec<MxRequest> {
         let mut out = Vec::new();
@@ -256,7 +303,82 @@ impl MxRequest {
                 });
             }
         }
+        for packed in [false, true] {
+            for value in VALUES {
+                out.push(MxRequest::QuantizeNvfp4 {
+                    from: value,
+                    packed,
+                });
+                out.push(MxRequest::DequantizeNvfp4 { to: value, packed });
+            }
+        }
         out
+    }
+
+    /// True for NVFP4 requests, whose kernels take a tensor scale.
+    ///
+    /// ```
+    /// use clconv::mx::MxRequest;
+    /// assert!(MxRequest::parse("convert_nvfp4(float)").unwrap().is_nvfp4());
+    /// assert!(!MxRequest::parse("convert_mxfp4e2m1(float)").unwrap().is_nvfp4());
+    /// ```
+    pub const fn is_nvfp4(&self) -> bool {
+        matches!(
+            self,
+            MxRequest::QuantizeNvfp4 { .. } | MxRequest::DequantizeNvfp4 { .. }
+        )
+    }
+
+    /// True for the way from values to elements and scales.
+    ///
+    /// ```
+    /// use clconv::mx::MxRequest;
+    /// assert!(MxRequest::parse("convert_nvfp4(half)").unwrap().is_quantize());
+    /// assert!(!MxRequest::parse("convert_half(mxfp6e2m3)").unwrap().is_quantize());
+    /// ```
+    pub const fn is_quantize(&self) -> bool {
+        matches!(
+            self,
+            MxRequest::Quantize { .. } | MxRequest::QuantizeNvfp4 { .. }
+        )
+    }
+
+    /// Values per block: [`MX_BLOCK`] (32) or [`NVFP4_BLOCK`] (16).
+    ///
+    /// ```
+    /// use clconv::mx::MxRequest;
+    /// assert_eq!(MxRequest::parse("convert_float(nvfp4x2)").unwrap().block_len(), 16);
+    /// ```
+    pub const fn block_len(&self) -> usize {
+        if self.is_nvfp4() {
+            NVFP4_BLOCK
+        } else {
+            MX_BLOCK
+        }
+    }
+
+    /// The scales' type: E8M0 for MX, E4M3 for NVFP4.
+    ///
+    /// ```
+    /// use clconv::{mx::MxRequest, ScalarType};
+    /// assert_eq!(MxRequest::parse("convert_nvfp4(float)").unwrap().scale_type(), ScalarType::Fp8E4M3);
+    /// ```
+    pub const fn scale_type(&self) -> ScalarType {
+        if self.is_nvfp4() {
+            ScalarType::Fp8E4M3
+        } else {
+            ScalarType::Fp8E8M0
+        }
+    }
+
+    /// Blocks that `values` values fill, the last one perhaps in part.
+    ///
+    /// ```
+    /// use clconv::mx::MxRequest;
+    /// assert_eq!(MxRequest::parse("convert_nvfp4(float)").unwrap().block_count(33), 3);
+    /// ```
+    pub const fn block_count(&self, values: usize) -> usize {
+        values.div_ceil(self.block_len())
     }
 
     /// True for FP4 elements two to a byte (`mxfp4e2m1x2`).
@@ -268,7 +390,10 @@ impl MxRequest {
     /// ```
     pub const fn packed(&self) -> bool {
         match *self {
-            MxRequest::Quantize { packed, .. } | MxRequest::Dequantize { packed, .. } => packed,
+            MxRequest::Quantize { packed, .. }
+            | MxRequest::Dequantize { packed, .. }
+            | MxRequest::QuantizeNvfp4 { packed, .. }
+            | MxRequest::DequantizeNvfp4 { packed, .. } => packed,
         }
     }
 
@@ -297,18 +422,22 @@ impl MxRequest {
     pub const fn elem(&self) -> ScalarType {
         match *self {
             MxRequest::Quantize { elem, .. } | MxRequest::Dequantize { elem, .. } => elem,
+            MxRequest::QuantizeNvfp4 { .. } | MxRequest::DequantizeNvfp4 { .. } => {
+                ScalarType::Fp4E2M1
+            }
         }
     }
 
     /// The values' type (the source of a quantisation, the destination of a dequantisation).
     pub const fn value(&self) -> ScalarType {
         match *self {
-            MxRequest::Quantize { from, .. } => from,
-            MxRequest::Dequantize { to, .. } => to,
+            MxRequest::Quantize { from, .. } | MxRequest::QuantizeNvfp4 { from, .. } => from,
+            MxRequest::Dequantize { to, .. } | MxRequest::DequantizeNvfp4 { to, .. } => to,
         }
     }
 
-    /// Blocks that `values` values fill, the last one perhaps in part: ceil(values / 32).
+    /// MX blocks that `values` values fill, the last one perhaps in part: ceil(values / 32)
+    /// ([`MxRequest::block_count`] for any request).
     ///
     /// ```
     /// assert_eq!(clconv::mx::MxRequest::blocks(33), 2);
@@ -318,8 +447,8 @@ impl MxRequest {
     }
 
     /// Checks that a run's buffers fit together: as many element bytes as
-    /// [`MxRequest::element_bytes`] says, and ceil(values / 32) scales. Returns the number of
-    /// values.
+    /// [`MxRequest::element_bytes`] says, and one scale per block (ceil(values / 32) for MX,
+    /// ceil(values / 16) for NVFP4). Returns the number of values.
     ///
     /// ```
     /// use clconv::mx::MxRequest;
@@ -333,10 +462,30 @@ impl MxRequest {
         elements: usize,
         scales: usize,
     ) -> Result<usize, MxBufferError> {
-        if elements != self.element_bytes(values) || scales != MxRequest::blocks(values) {
+        if elements != self.element_bytes(values) || scales != self.block_count(values) {
             return Err(self.lengths_error(values, elements, scales));
         }
         Ok(values)
+    }
+
+    /// Checks an NVFP4 tensor scale: a positive finite float32 (subnormals included).
+    ///
+    /// ```
+    /// use clconv::mx::MxRequest;
+    /// let r = MxRequest::parse("convert_nvfp4(float)").unwrap();
+    /// assert!(r.check_tensor_scale(0.25).is_ok());
+    /// assert!(r.check_tensor_scale(0.0).is_err());
+    /// assert!(r.check_tensor_scale(f32::NAN).is_err());
+    /// ```
+    pub fn check_tensor_scale(&self, scale: f32) -> Result<(), MxBufferError> {
+        if scale > 0.0 && scale.is_finite() {
+            Ok(())
+        } else {
+            Err(MxBufferError::TensorScale {
+                request: self.to_string(),
+                scale_bits: scale.to_bits(),
+            })
+        }
     }
 
     /// The error of buffers that do not fit: what they hold and what `values` need.
@@ -347,7 +496,8 @@ impl MxRequest {
             elements,
             expected_elements: self.element_bytes(values),
             scales,
-            expected_scales: MxRequest::blocks(values),
+            expected_scales: self.block_count(values),
+            block: self.block_len(),
         }
     }
 }
@@ -400,6 +550,18 @@ impl fmt::Display for MxRequest {
                 elem.name(),
                 if packed { "x2" } else { "" }
             ),
+            MxRequest::QuantizeNvfp4 { from, packed } => write!(
+                f,
+                "convert_nvfp4{}({})",
+                if packed { "x2" } else { "" },
+                from.name()
+            ),
+            MxRequest::DequantizeNvfp4 { to, packed } => write!(
+                f,
+                "convert_{}(nvfp4{})",
+                to.name(),
+                if packed { "x2" } else { "" }
+            ),
         }
     }
 }
@@ -423,8 +585,20 @@ fn element(name: &str, text: &str) -> Result<(ScalarType, bool), MxParseError> {
         .map(|t| (t, false))
         .ok_or_else(|| MxParseError::Element {
             name: text.to_string(),
-            element: name.to_string(),
+            element: format!("mx{name}"),
         })
+}
+
+/// Whether an NVFP4 block's name (what follows `nvfp4`) is the packed one (`x2`).
+fn nvfp4_layout(layout: &str, text: &str) -> Result<bool, MxParseError> {
+    match layout {
+        "" => Ok(false),
+        "x2" => Ok(true),
+        _ => Err(MxParseError::Element {
+            name: text.to_string(),
+            element: format!("nvfp4{layout}"),
+        }),
+    }
 }
 
 fn value_type(name: &str, text: &str) -> Result<ScalarType, MxParseError> {
@@ -464,15 +638,25 @@ pub enum MxParseError {
         why: String,
     },
     /// An element format MX does not have.
-    #[error("`{name}`: mx{element} is no MX format; the blocks are mxfp8e4m3, mxfp8e5m2, mxfp6e2m3, mxfp6e3m2, mxfp4e2m1 and mxfp4e2m1x2 (packed)")]
+    #[error("`{name}`: {element} is no block format; the blocks are mxfp8e4m3, mxfp8e5m2, mxfp6e2m3, mxfp6e3m2, mxfp4e2m1, mxfp4e2m1x2 (packed), nvfp4 and nvfp4x2 (packed)")]
     Element {
         /// The text.
         name: String,
         /// The element part.
         element: String,
     },
+    /// A suffix on an NVFP4 request, which has one rule.
+    #[error("`{name}`: NVFP4 takes no suffix (_{suffix}): its scales and elements always round to nearest even and saturate; write convert_nvfp4[x2](<value>)")]
+    Nvfp4Suffix {
+        /// The text.
+        name: String,
+        /// The suffix written, without its `_`.
+        suffix: String,
+    },
     /// A value type blocks do not come from or go to.
-    #[error("`{name}`: MX blocks are quantised from and dequantised to float, half or bfloat, not {value}")]
+    #[error(
+        "`{name}`: blocks are quantised from and dequantised to float, half or bfloat, not {value}"
+    )]
     ValueType {
         /// The text.
         name: String,
@@ -494,7 +678,7 @@ pub enum MxParseError {
 #[non_exhaustive]
 pub enum MxBufferError {
     /// The three lengths disagree.
-    #[error("{request}: {values} values need {expected_elements} element bytes and {expected_scales} scales (one per block of 32, the last perhaps short), but the buffers hold {elements} element bytes and {scales} scales")]
+    #[error("{request}: {values} values need {expected_elements} element bytes and {expected_scales} scales (one per block of {block}, the last perhaps short), but the buffers hold {elements} element bytes and {scales} scales")]
     Lengths {
         /// The request.
         request: String,
@@ -508,6 +692,24 @@ pub enum MxBufferError {
         scales: usize,
         /// Scales the values need.
         expected_scales: usize,
+        /// Values per block.
+        block: usize,
+    },
+    /// An NVFP4 tensor scale that is not a positive finite float.
+    #[error("{request}: the tensor scale {} is not a positive finite float32; NVFP4's tensor scale is the decode factor (a tensor's amax / (6 * 448) in NVIDIA's recipe)", f32::from_bits(*scale_bits))]
+    TensorScale {
+        /// The request.
+        request: String,
+        /// The scale passed, as its bits (so that the error compares equal to itself).
+        scale_bits: u32,
+    },
+    /// A run that needs a tensor scale without one, or one with a scale that takes none.
+    #[error("{request}: {why}")]
+    TensorScaleUse {
+        /// The request.
+        request: String,
+        /// What to call instead.
+        why: &'static str,
     },
     /// A buffer of another element type than the request's.
     #[error("{request}: the {buffer} buffer holds {got}, but the request's are {expected}")]

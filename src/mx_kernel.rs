@@ -25,7 +25,7 @@ use crate::host;
 use crate::jit::{self, Disassembly, Element, Jit, JitError};
 use crate::kernel::{counted_loop, mem_flags};
 use crate::lower::{ElementConversion, HalfValues, Lowering};
-use crate::mx::{MxBufferError, MxParseError, MxRequest, MX_BLOCK};
+use crate::mx::{MxBufferError, MxParseError, MxRequest, MX_BLOCK, NVFP4_BLOCK};
 use crate::table::IsaFeatures;
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -73,15 +73,22 @@ pub fn build(
     b.switch_to_block(entry);
     let p = b.block_params(entry).to_vec();
     let lowering = Lowering::with_features(features).with_half_values(HalfValues::Bits);
+    // NVFP4's tensor scale, read once: behind the pointer the kernel does not use for buffers.
+    let tensor_scale = match request {
+        MxRequest::QuantizeNvfp4 { .. } => Some(b.ins().load(types::F32, mem_flags(), p[1], 0)),
+        MxRequest::DequantizeNvfp4 { .. } => Some(b.ins().load(types::F32, mem_flags(), p[3], 0)),
+        _ => None,
+    };
     let mut failed = None;
     counted_loop(&mut b, p[4], IntCC::SignedLessThan, &mut |b, i| {
         if failed.is_none() {
-            let body = if lowering.mx_vectors() {
-                block_body
-            } else {
-                block_body_lanes
+            let pointers = [p[0], p[1], p[2], p[3]];
+            let done = match tensor_scale {
+                Some(t) => nvfp4_block_body(b, &lowering, request, pointers, i, t),
+                None if lowering.mx_vectors() => block_body(b, &lowering, request, pointers, i),
+                None => block_body_lanes(b, &lowering, request, pointers, i),
             };
-            if let Err(e) = body(b, &lowering, request, [p[0], p[1], p[2], p[3]], i) {
+            if let Err(e) = done {
                 failed = Some(e);
             }
         }
@@ -100,6 +107,100 @@ fn at(b: &mut FunctionBuilder, base: Value, index: Value, scale: usize, offset: 
     let scaled = b.ins().imul_imm_u(index, scale as i64);
     let addr = b.ins().iadd(base, scaled);
     b.ins().iadd_imm_u(addr, offset as i64)
+}
+
+/// One NVFP4 block, `i`, value by value ([`Lowering::quantize_nvfp4_block`]), under the
+/// tensor scale `t` (an F32).
+fn nvfp4_block_body(
+    b: &mut FunctionBuilder,
+    lowering: &Lowering,
+    request: &MxRequest,
+    p: [Value; 4],
+    i: Value,
+    t: Value,
+) -> Result<(), crate::lower::LowerError> {
+    let value = request.value();
+    let bytes = value.bytes();
+    let n = NVFP4_BLOCK;
+    match *request {
+        MxRequest::QuantizeNvfp4 { packed, .. } => {
+            let widen = ElementConversion::new(value, ScalarType::Float);
+            let mut floats = Vec::with_capacity(n);
+            for j in 0..n {
+                let addr = at(b, p[0], i, n * bytes, bytes * j);
+                let v = if value == ScalarType::Float {
+                    b.ins().load(types::F32, mem_flags(), addr, 0)
+                } else {
+                    let h = b.ins().load(types::I16, mem_flags(), addr, 0);
+                    lowering.convert(b, widen, &[h])?[0]
+                };
+                floats.push(v);
+            }
+            let (codes, scale) = lowering.quantize_nvfp4_block(b, &floats, t)?;
+            store_codes(b, &codes, packed, p[2], i);
+            let addr = b.ins().iadd(p[3], i);
+            b.ins().store(mem_flags(), scale, addr, 0);
+        }
+        MxRequest::DequantizeNvfp4 { to, packed } => {
+            let codes = load_codes(b, n, packed, p[0], i);
+            let addr = b.ins().iadd(p[1], i);
+            let scale = b.ins().load(types::I8, mem_flags(), addr, 0);
+            let exact = lowering.dequantize_nvfp4_block(b, &codes, scale, t)?;
+            let narrow = ElementConversion::new(ScalarType::Double, to).rounding(Rounding::Rte);
+            for (j, &v) in exact.iter().enumerate() {
+                let v = lowering.convert(b, narrow, &[v])?[0];
+                let addr = at(b, p[2], i, n * bytes, bytes * j);
+                b.ins().store(mem_flags(), v, addr, 0);
+            }
+        }
+        _ => unreachable!("nvfp4_block_body is called for NVFP4 requests"),
+    }
+    Ok(())
+}
+
+/// Stores the I8 `codes` of block `i` at `base`: a byte each, or packed two to a byte
+/// (element 2j in the low nibble, 2j + 1 in the high one).
+fn store_codes(b: &mut FunctionBuilder, codes: &[Value], packed: bool, base: Value, i: Value) {
+    let n = codes.len();
+    if packed {
+        for (j, pair) in codes.chunks(2).enumerate() {
+            let low = b.ins().band_imm_u(pair[0], 0x0f);
+            let high = b.ins().ishl_imm_u(pair[1], 4);
+            let byte = b.ins().bor(low, high);
+            let addr = at(b, base, i, n / 2, j);
+            b.ins().store(mem_flags(), byte, addr, 0);
+        }
+    } else {
+        for (j, &c) in codes.iter().enumerate() {
+            let addr = at(b, base, i, n, j);
+            b.ins().store(mem_flags(), c, addr, 0);
+        }
+    }
+}
+
+/// Loads the `n` I8 codes of block `i` at `base` (packed: two to a byte, low nibble first).
+fn load_codes(
+    b: &mut FunctionBuilder,
+    n: usize,
+    packed: bool,
+    base: Value,
+    i: Value,
+) -> Vec<Value> {
+    let mut codes = Vec::with_capacity(n);
+    if packed {
+        for j in 0..n / 2 {
+            let addr = at(b, base, i, n / 2, j);
+            let byte = b.ins().load(types::I8, mem_flags(), addr, 0);
+            codes.push(b.ins().band_imm_u(byte, 0x0f));
+            codes.push(b.ins().ushr_imm_u(byte, 4));
+        }
+    } else {
+        for j in 0..n {
+            let addr = at(b, base, i, n, j);
+            codes.push(b.ins().load(types::I8, mem_flags(), addr, 0));
+        }
+    }
+    codes
 }
 
 /// One block, `i`, of the request, lane by lane in scalar registers (a target without 128-bit
@@ -130,39 +231,12 @@ fn block_body_lanes(
                 floats.push(v);
             }
             let (codes, scale) = lowering.quantize_mx_block_lanes(b, elem, rule, &floats)?;
-            if packed {
-                // Element 2j in the low nibble, 2j + 1 in the high one.
-                for (j, pair) in codes.chunks(2).enumerate() {
-                    let low = b.ins().band_imm_u(pair[0], 0x0f);
-                    let high = b.ins().ishl_imm_u(pair[1], 4);
-                    let byte = b.ins().bor(low, high);
-                    let addr = at(b, p[2], i, MX_BLOCK / 2, j);
-                    b.ins().store(mem_flags(), byte, addr, 0);
-                }
-            } else {
-                for (j, &c) in codes.iter().enumerate() {
-                    let addr = at(b, p[2], i, MX_BLOCK, j);
-                    b.ins().store(mem_flags(), c, addr, 0);
-                }
-            }
+            store_codes(b, &codes, packed, p[2], i);
             let addr = b.ins().iadd(p[3], i);
             b.ins().store(mem_flags(), scale, addr, 0);
         }
         MxRequest::Dequantize { elem, to, .. } => {
-            let mut codes = Vec::with_capacity(MX_BLOCK);
-            if packed {
-                for j in 0..MX_BLOCK / 2 {
-                    let addr = at(b, p[0], i, MX_BLOCK / 2, j);
-                    let byte = b.ins().load(types::I8, mem_flags(), addr, 0);
-                    codes.push(b.ins().band_imm_u(byte, 0x0f));
-                    codes.push(b.ins().ushr_imm_u(byte, 4));
-                }
-            } else {
-                for j in 0..MX_BLOCK {
-                    let addr = at(b, p[0], i, MX_BLOCK, j);
-                    codes.push(b.ins().load(types::I8, mem_flags(), addr, 0));
-                }
-            }
+            let codes = load_codes(b, MX_BLOCK, packed, p[0], i);
             let addr = b.ins().iadd(p[1], i);
             let scale = b.ins().load(types::I8, mem_flags(), addr, 0);
             let floats = lowering.dequantize_mx_block_lanes(b, elem, &codes, scale)?;
@@ -176,6 +250,9 @@ fn block_body_lanes(
                 let addr = at(b, p[2], i, MX_BLOCK * bytes, bytes * j);
                 b.ins().store(mem_flags(), v, addr, 0);
             }
+        }
+        MxRequest::QuantizeNvfp4 { .. } | MxRequest::DequantizeNvfp4 { .. } => {
+            unreachable!("NVFP4 requests take nvfp4_block_body")
         }
     }
     Ok(())
@@ -260,6 +337,9 @@ fn block_body(
                 }
             }
         }
+        MxRequest::QuantizeNvfp4 { .. } | MxRequest::DequantizeNvfp4 { .. } => {
+            unreachable!("NVFP4 requests take nvfp4_block_body")
+        }
     }
     Ok(())
 }
@@ -302,12 +382,48 @@ impl MxKernel {
         elements: &mut [E],
         scales: &mut [S],
     ) -> Result<(), MxError> {
-        let MxRequest::Quantize { elem, from, .. } = self.request else {
+        self.quantize_typed(values, None, elements, scales)
+    }
+
+    /// Quantises `values` into NVFP4 `elements` ([`crate::jit::Fp4E2M1`], or `u8` for
+    /// `nvfp4x2`'s packed pairs) and `scales` (one [`crate::jit::Fp8E4M3`] per block of 16)
+    /// under `tensor_scale`, the tensor's float32 decode scale (NVIDIA's recipe takes the
+    /// tensor's amax / (6 x 448)). An error for other requests, a tensor scale that is not
+    /// positive and finite, other element types or lengths that do not fit.
+    ///
+    /// ```
+    /// use clconv::jit::{Fp4E2M1, Fp8E4M3, Jit};
+    /// let k = Jit::new().unwrap().compile_blocks("convert_nvfp4(float)").unwrap();
+    /// let values = [1.0f32, -3.0, 0.25];
+    /// let (mut e, mut s) = ([Fp4E2M1(0); 3], [Fp8E4M3(0)]);
+    /// k.quantize_nvfp4(&values, 1.0, &mut e, &mut s).unwrap();
+    /// assert_eq!(s[0].0, 0x30); // amax 3 / 6 = 0.5
+    /// assert_eq!(e.map(|c| c.0), [0x4, 0xf, 0x1]); // 2.0, -6.0, 0.5
+    /// assert!(k.quantize_nvfp4(&values, 0.0, &mut e, &mut s).is_err());
+    /// ```
+    pub fn quantize_nvfp4<V: Element, E: Element, S: Element>(
+        &self,
+        values: &[V],
+        tensor_scale: f32,
+        elements: &mut [E],
+        scales: &mut [S],
+    ) -> Result<(), MxError> {
+        self.quantize_typed(values, Some(tensor_scale), elements, scales)
+    }
+
+    fn quantize_typed<V: Element, E: Element, S: Element>(
+        &self,
+        values: &[V],
+        tensor_scale: Option<f32>,
+        elements: &mut [E],
+        scales: &mut [S],
+    ) -> Result<(), MxError> {
+        if !self.request.is_quantize() {
             return Err(self.wrong_way("quantize", "dequantize"));
-        };
-        self.check_type("value", V::TYPE, from)?;
-        self.check_type("element", E::TYPE, self.element_type(elem))?;
-        self.check_type("scale", S::TYPE, ScalarType::Fp8E8M0)?;
+        }
+        self.check_type("value", V::TYPE, self.request.value())?;
+        self.check_type("element", E::TYPE, self.element_type(self.request.elem()))?;
+        self.check_type("scale", S::TYPE, self.request.scale_type())?;
         let n = self
             .request
             .check_lengths(values.len(), elements.len(), scales.len())?;
@@ -327,7 +443,7 @@ impl MxKernel {
                 std::slice::from_raw_parts_mut(scales.as_mut_ptr().cast::<u8>(), scales.len()),
             )
         };
-        self.quantize_bytes(v, e, s)
+        self.quantize_with(v, tensor_scale, e, s)
     }
 
     /// [`MxKernel::quantize`] on raw little-endian bytes: `values` holds the values, `elements`
@@ -346,25 +462,58 @@ impl MxKernel {
         elements: &mut [u8],
         scales: &mut [u8],
     ) -> Result<(), MxError> {
-        if !matches!(self.request, MxRequest::Quantize { .. }) {
+        self.quantize_with(values, None, elements, scales)
+    }
+
+    /// [`MxKernel::quantize_nvfp4`] on raw little-endian bytes.
+    ///
+    /// ```
+    /// let k = clconv::jit::Jit::new().unwrap().compile_blocks("convert_nvfp4x2(float)").unwrap();
+    /// let values: Vec<u8> = [2.0f32, -1.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    /// let (mut e, mut s) = ([0u8; 1], [0u8; 1]);
+    /// k.quantize_nvfp4_bytes(&values, 0.5, &mut e, &mut s).unwrap();
+    /// // 2 / (6 * 0.5) rounds to E4M3 0.6875 (0x33); 2 / 0.34375 -> 6 (0x7), -1 -> -3 (0xd).
+    /// assert_eq!((s[0], e[0]), (0x33, 0xd7));
+    /// ```
+    pub fn quantize_nvfp4_bytes(
+        &self,
+        values: &[u8],
+        tensor_scale: f32,
+        elements: &mut [u8],
+        scales: &mut [u8],
+    ) -> Result<(), MxError> {
+        self.quantize_with(values, Some(tensor_scale), elements, scales)
+    }
+
+    fn quantize_with(
+        &self,
+        values: &[u8],
+        tensor_scale: Option<f32>,
+        elements: &mut [u8],
+        scales: &mut [u8],
+    ) -> Result<(), MxError> {
+        if !self.request.is_quantize() {
             return Err(self.wrong_way("quantize", "dequantize"));
         }
+        let t = self.tensor_scale(tensor_scale, "quantize_nvfp4", "quantize")?;
         let n = self
             .request
             .check_byte_lengths(values.len(), elements.len(), scales.len())?;
-        let (full, rest) = (n / MX_BLOCK, n % MX_BLOCK);
+        let block = self.request.block_len();
+        let (full, rest) = (n / block, n % block);
         let (value_at, element_at) = (self.value_bytes(full), self.element_bytes(full));
         self.call_in_parts(
             [&values[..value_at], &[]],
             [&mut elements[..element_at], &mut scales[..full]],
             full,
+            t,
         )?;
         if rest > 0 {
             // The last block on zero-padded copies.
             let mut v = [0u8; MX_BLOCK * 4];
             let (mut e, mut s) = ([0u8; MX_BLOCK], [0u8; 1]);
             v[..values.len() - value_at].copy_from_slice(&values[value_at..]);
-            self.call_blocks([&v, &[]], [&mut e, &mut s], 1)?;
+            self.call_blocks([&v, &[]], [&mut e, &mut s], 1, t)?;
             let tail = elements.len() - element_at;
             elements[element_at..].copy_from_slice(&e[..tail]);
             scales[full] = s[0];
@@ -388,15 +537,45 @@ impl MxKernel {
         scales: &[S],
         values: &mut [V],
     ) -> Result<(), MxError> {
-        let MxRequest::Dequantize { elem, to, .. } = self.request else {
+        self.dequantize_typed(elements, scales, None, values)
+    }
+
+    /// Dequantises NVFP4 `elements` and `scales` (one E4M3 per block of 16) under
+    /// `tensor_scale` into `values`: element x scale x tensor scale, rounded once.
+    ///
+    /// ```
+    /// use clconv::jit::{Fp4E2M1, Fp8E4M3, Jit};
+    /// let k = Jit::new().unwrap().compile_blocks("convert_float(nvfp4)").unwrap();
+    /// let mut values = [0f32; 2];
+    /// k.dequantize_nvfp4(&[Fp4E2M1(0x4), Fp4E2M1(0xf)], &[Fp8E4M3(0x30)], 2.0, &mut values).unwrap();
+    /// assert_eq!(values, [2.0, -6.0]);
+    /// ```
+    pub fn dequantize_nvfp4<E: Element, S: Element, V: Element>(
+        &self,
+        elements: &[E],
+        scales: &[S],
+        tensor_scale: f32,
+        values: &mut [V],
+    ) -> Result<(), MxError> {
+        self.dequantize_typed(elements, scales, Some(tensor_scale), values)
+    }
+
+    fn dequantize_typed<E: Element, S: Element, V: Element>(
+        &self,
+        elements: &[E],
+        scales: &[S],
+        tensor_scale: Option<f32>,
+        values: &mut [V],
+    ) -> Result<(), MxError> {
+        if self.request.is_quantize() {
             return Err(self.wrong_way("dequantize", "quantize"));
-        };
-        self.check_type("value", V::TYPE, to)?;
-        self.check_type("element", E::TYPE, self.element_type(elem))?;
-        self.check_type("scale", S::TYPE, ScalarType::Fp8E8M0)?;
+        }
+        self.check_type("value", V::TYPE, self.request.value())?;
+        self.check_type("element", E::TYPE, self.element_type(self.request.elem()))?;
+        self.check_type("scale", S::TYPE, self.request.scale_type())?;
         self.request
             .check_lengths(values.len(), elements.len(), scales.len())?;
-        // SAFETY: as in `quantize`: sealed plain element types, viewed as bytes.
+        // SAFETY: as in `quantize_typed`: sealed plain element types, viewed as bytes.
         let (e, s, v) = unsafe {
             (
                 std::slice::from_raw_parts(elements.as_ptr().cast::<u8>(), elements.len()),
@@ -407,7 +586,7 @@ impl MxKernel {
                 ),
             )
         };
-        self.dequantize_bytes(e, s, v)
+        self.dequantize_with(e, s, tensor_scale, v)
     }
 
     /// [`MxKernel::dequantize`] on raw little-endian bytes.
@@ -424,39 +603,104 @@ impl MxKernel {
         scales: &[u8],
         values: &mut [u8],
     ) -> Result<(), MxError> {
-        if !matches!(self.request, MxRequest::Dequantize { .. }) {
+        self.dequantize_with(elements, scales, None, values)
+    }
+
+    /// [`MxKernel::dequantize_nvfp4`] on raw little-endian bytes.
+    ///
+    /// ```
+    /// let k = clconv::jit::Jit::new().unwrap().compile_blocks("convert_half(nvfp4x2)").unwrap();
+    /// let mut v = [0u8; 4];
+    /// k.dequantize_nvfp4_bytes(&[0xd7], &[0x33], 0.5, &mut v).unwrap();
+    /// assert_eq!(v, [0x20, 0x40, 0x20, 0xbc]); // 6 x 0.6875 x 0.5 = 2.0625, -1.03125
+    /// ```
+    pub fn dequantize_nvfp4_bytes(
+        &self,
+        elements: &[u8],
+        scales: &[u8],
+        tensor_scale: f32,
+        values: &mut [u8],
+    ) -> Result<(), MxError> {
+        self.dequantize_with(elements, scales, Some(tensor_scale), values)
+    }
+
+    fn dequantize_with(
+        &self,
+        elements: &[u8],
+        scales: &[u8],
+        tensor_scale: Option<f32>,
+        values: &mut [u8],
+    ) -> Result<(), MxError> {
+        if self.request.is_quantize() {
             return Err(self.wrong_way("dequantize", "quantize"));
         }
+        let t = self.tensor_scale(tensor_scale, "dequantize_nvfp4", "dequantize")?;
         let n = self
             .request
             .check_byte_lengths(values.len(), elements.len(), scales.len())?;
-        let (full, rest) = (n / MX_BLOCK, n % MX_BLOCK);
+        let block = self.request.block_len();
+        let (full, rest) = (n / block, n % block);
         let (value_at, element_at) = (self.value_bytes(full), self.element_bytes(full));
         self.call_in_parts(
             [&elements[..element_at], &scales[..full]],
             [&mut values[..value_at], &mut []],
             full,
+            t,
         )?;
         if rest > 0 {
             // The last block on zero-padded copies.
             let mut e = [0u8; MX_BLOCK];
             let mut v = [0u8; MX_BLOCK * 4];
             e[..elements.len() - element_at].copy_from_slice(&elements[element_at..]);
-            self.call_blocks([&e, &scales[full..]], [&mut v, &mut []], 1)?;
+            self.call_blocks([&e, &scales[full..]], [&mut v, &mut []], 1, t)?;
             let tail = values.len() - value_at;
             values[value_at..].copy_from_slice(&v[..tail]);
         }
         Ok(())
     }
 
-    /// Bytes of `blocks` blocks of values.
-    fn value_bytes(&self, blocks: usize) -> usize {
-        blocks * MX_BLOCK * self.request.value().bytes()
+    /// The tensor scale a run passes to the kernel: NVFP4's, checked, or 1 (unread) for MX;
+    /// an error when a run gives one its request does not take, or none where it needs one.
+    fn tensor_scale(
+        &self,
+        given: Option<f32>,
+        nvfp4_call: &'static str,
+        mx_call: &'static str,
+    ) -> Result<f32, MxError> {
+        match (self.request.is_nvfp4(), given) {
+            (true, Some(t)) => {
+                self.request.check_tensor_scale(t)?;
+                Ok(t)
+            }
+            (false, None) => Ok(1.0),
+            (true, None) => Err(MxBufferError::TensorScaleUse {
+                request: self.request.to_string(),
+                why: match nvfp4_call {
+                    "quantize_nvfp4" => "NVFP4 needs the tensor's scale: call quantize_nvfp4",
+                    _ => "NVFP4 needs the tensor's scale: call dequantize_nvfp4",
+                },
+            }
+            .into()),
+            (false, Some(_)) => Err(MxBufferError::TensorScaleUse {
+                request: self.request.to_string(),
+                why: match mx_call {
+                    "quantize" => "an MX block has no tensor scale: call quantize",
+                    _ => "an MX block has no tensor scale: call dequantize",
+                },
+            }
+            .into()),
+        }
     }
 
-    /// Bytes of `blocks` blocks of elements (32 each, 16 packed).
+    /// Bytes of `blocks` blocks of values.
+    fn value_bytes(&self, blocks: usize) -> usize {
+        blocks * self.request.block_len() * self.request.value().bytes()
+    }
+
+    /// Bytes of `blocks` blocks of elements (a byte each, or half a byte packed).
     fn element_bytes(&self, blocks: usize) -> usize {
-        self.request.element_bytes(blocks * MX_BLOCK)
+        self.request
+            .element_bytes(blocks * self.request.block_len())
     }
 
     /// [`MxKernel::call_blocks`] on `blocks` whole blocks, split into contiguous parts across
@@ -468,11 +712,12 @@ impl MxKernel {
         inputs: [&[u8]; 2],
         outputs: [&mut [u8]; 2],
         blocks: usize,
+        tensor_scale: f32,
     ) -> Result<(), MxError> {
         let bytes = inputs[0].len() + inputs[1].len();
         let threads = self._jit.threads_for(bytes).min(blocks);
         if threads <= 1 {
-            return self.call_blocks(inputs, outputs, blocks);
+            return self.call_blocks(inputs, outputs, blocks, tensor_scale);
         }
         // Per block, the bytes of each buffer: [input 0, input 1], [output 0, output 1].
         let per = |s: usize| s / blocks;
@@ -518,7 +763,7 @@ impl MxKernel {
             {
                 let taken = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
                 if let Some((ins, outs, n)) = taken {
-                    self.call_blocks(ins, outs, n)?;
+                    self.call_blocks(ins, outs, n, tensor_scale)?;
                 }
             }
             Ok(())
@@ -541,8 +786,9 @@ impl MxKernel {
         inputs: [&[u8]; 2],
         outputs: [&mut [u8]; 2],
         blocks: usize,
+        tensor_scale: f32,
     ) -> Result<(), MxError> {
-        let quantize = matches!(self.request, MxRequest::Quantize { .. });
+        let quantize = self.request.is_quantize();
         let (values, elements) = (self.value_bytes(blocks), self.element_bytes(blocks));
         let (need_in, need_out) = if quantize {
             ([values, 0], [elements, blocks])
@@ -567,13 +813,24 @@ impl MxKernel {
         } else {
             d.as_mut_ptr() as usize
         };
+        // NVFP4's kernel reads its tensor scale behind the pointer its buffers leave free:
+        // `b` for a quantisation, `d` for a dequantisation.
+        let t = tensor_scale;
+        let t_at = std::ptr::from_ref(&t) as usize;
+        let (b, d) = match (self.request.is_nvfp4(), quantize) {
+            (true, true) => (t_at, d),
+            (true, false) => (b, t_at),
+            (false, _) => (b, d),
+        };
         // SAFETY: `entry` is a function this kernel's Jit compiled from `build` for this
         // request, SystemV (a, b, c, d, blocks); it calls nothing and runs in the default
         // floating-point control. A quantisation reads `blocks` blocks of values at `a` and
         // writes `blocks` blocks of elements at `c` and `blocks` scales at `d`; a
         // dequantisation reads `blocks` blocks of elements at `a` and scales at `b` and writes
-        // `blocks` blocks of values at `c`; the slices hold them (checked just now), and the
-        // pointers it does not use are never dereferenced. The outputs come from exclusive
+        // `blocks` blocks of values at `c`; the slices hold them (checked just now). An NVFP4
+        // kernel also reads one f32 at `b` (quantisation) or `d` (dequantisation), set above to
+        // `t`, which lives until this call returns; the pointers a kernel does not use are
+        // never dereferenced. The outputs come from exclusive
         // borrows, so nothing it writes overlaps what it reads.
         unsafe { host::call_kernel(self.entry, [a, b, c, d, blocks], host::default_control()) };
         Ok(())

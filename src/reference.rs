@@ -65,11 +65,13 @@
 pub mod arith;
 mod mx;
 mod narrow;
+mod nvfp4;
 
 pub use mx::{
     mx_dequantize, mx_element_formats, mx_quantize, mx_value, quantize_mx_block, ScaleRule,
 };
 pub use narrow::{narrow_value, round_to_narrow};
+pub use nvfp4::{nvfp4_dequantize, nvfp4_quantize, nvfp4_value, quantize_nvfp4_block};
 
 use crate::buffer::{self, BufferError};
 use crate::chain::{Chain, Step};

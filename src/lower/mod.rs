@@ -65,6 +65,7 @@ pub mod int_to_int;
 pub mod lanes;
 pub mod mx_block;
 mod narrow;
+pub mod nvfp4_block;
 pub mod recipes;
 pub mod rounded_arith;
 mod shapes;

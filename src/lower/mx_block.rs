@@ -513,7 +513,7 @@ fn mx_element(elem: ScalarType) -> Result<(f64, i32), LowerError> {
     })
 }
 
-fn check_parts(
+pub(super) fn check_parts(
     b: &FunctionBuilder,
     values: &[Value],
     ty: cranelift_codegen::ir::Type,
@@ -528,7 +528,7 @@ fn check_parts(
             .collect();
         return Err(LowerError::Operand {
             why: format!(
-                "an MX block takes {what} as {count} {ty} value(s), but got [{}]",
+                "a scaled block takes {what} as {count} {ty} value(s), but got [{}]",
                 got.join(", ")
             ),
         });
@@ -536,7 +536,7 @@ fn check_parts(
     Ok(())
 }
 
-fn single(values: Vec<Value>, what: &str) -> Result<Value, LowerError> {
+pub(super) fn single(values: Vec<Value>, what: &str) -> Result<Value, LowerError> {
     match values[..] {
         [v] => Ok(v),
         _ => Err(LowerError::Operand {

@@ -197,7 +197,7 @@ fn converter(from: ScalarType, to: ScalarType, sat: bool) -> super::ElementConve
 }
 
 /// Reads little-endian values of `t` (float, half or bfloat) as float32, exactly.
-fn values_as_f32(t: ScalarType, bytes: &[u8]) -> Vec<f32> {
+pub(super) fn values_as_f32(t: ScalarType, bytes: &[u8]) -> Vec<f32> {
     if t == ScalarType::Float {
         return bytes
             .chunks_exact(4)
@@ -240,6 +240,12 @@ pub fn mx_quantize(
     elements: &mut [u8],
     scales: &mut [u8],
 ) -> Result<(), MxBufferError> {
+    if request.is_nvfp4() {
+        return Err(MxBufferError::TensorScaleUse {
+            request: request.to_string(),
+            why: "an NVFP4 request takes a tensor scale: call nvfp4_quantize",
+        });
+    }
     let MxRequest::Quantize {
         elem, from, rule, ..
     } = *request
@@ -261,15 +267,42 @@ pub fn mx_quantize(
     {
         *scale = quantize_mx_block(elem, rule, block, out).expect("an MX element, equal lengths");
     }
+    store_codes(request, &codes, elements);
+    Ok(())
+}
+
+/// Writes one code per value into `elements`: a byte each, or for the packed layouts two to
+/// a byte, element 2i in the low nibble and 2i + 1 in the high one (zero past the end).
+pub(super) fn store_codes(request: &MxRequest, codes: &[u8], elements: &mut [u8]) {
     if request.packed() {
-        // Element 2i in the low nibble, 2i + 1 in the high one (zero past the end).
         for (byte, pair) in elements.iter_mut().zip(codes.chunks(2)) {
             *byte = pair[0] & 0xf | pair.get(1).map_or(0, |c| c << 4);
         }
     } else {
-        elements.copy_from_slice(&codes);
+        elements.copy_from_slice(codes);
     }
-    Ok(())
+}
+
+/// The codes of `elements`, one per value (a packed byte holds two, low nibble first).
+pub(super) fn load_codes(request: &MxRequest, elements: &[u8]) -> Vec<u8> {
+    if request.packed() {
+        elements.iter().flat_map(|&b| [b & 0xf, b >> 4]).collect()
+    } else {
+        elements.to_vec()
+    }
+}
+
+/// Rounds each exact value to nearest even into `to` and writes it little-endian into
+/// `values`; every NaN as the type's positive quiet NaN (clconv's choice: a NaN's sign is not
+/// kept, so every target gives the same bits).
+pub(super) fn store_values(to: ScalarType, values: &mut [u8], exact: impl Iterator<Item = f64>) {
+    let bytes = to.bytes();
+    let narrow = converter(ScalarType::Double, to, false);
+    for (v, out) in exact.zip(values.chunks_exact_mut(bytes)) {
+        let v = if v.is_nan() { f64::NAN } else { v };
+        let bits = narrow.convert(v.to_bits()).bits;
+        out.copy_from_slice(&bits.to_le_bytes()[..bytes]);
+    }
 }
 
 /// The way back: every element times its block's scale, rounded to nearest even into the
@@ -292,6 +325,12 @@ pub fn mx_dequantize(
     scales: &[u8],
     values: &mut [u8],
 ) -> Result<(), MxBufferError> {
+    if request.is_nvfp4() {
+        return Err(MxBufferError::TensorScaleUse {
+            request: request.to_string(),
+            why: "an NVFP4 request takes a tensor scale: call nvfp4_dequantize",
+        });
+    }
     let MxRequest::Dequantize { elem, to, .. } = *request else {
         return Err(MxBufferError::ElementType {
             request: request.to_string(),
@@ -300,20 +339,12 @@ pub fn mx_dequantize(
             expected: "values to write",
         });
     };
-    let bytes = to.bytes();
     request.check_byte_lengths(values.len(), elements.len(), scales.len())?;
-    let narrow = converter(ScalarType::Double, to, false);
-    let codes: Vec<u8> = if request.packed() {
-        elements.iter().flat_map(|&b| [b & 0xf, b >> 4]).collect()
-    } else {
-        elements.to_vec()
-    };
-    for (i, (&code, out)) in codes.iter().zip(values.chunks_exact_mut(bytes)).enumerate() {
-        let v = mx_value(elem, scales[i / MX_BLOCK], code).expect("an MX element");
-        // One NaN for every NaN result, the positive quiet one (clconv's choice).
-        let v = if v.is_nan() { f64::NAN } else { v };
-        let bits = narrow.convert(v.to_bits()).bits;
-        out.copy_from_slice(&bits.to_le_bytes()[..bytes]);
-    }
+    let codes = load_codes(request, elements);
+    let exact = codes
+        .iter()
+        .enumerate()
+        .map(|(i, &code)| mx_value(elem, scales[i / MX_BLOCK], code).expect("an MX element"));
+    store_values(to, values, exact);
     Ok(())
 }

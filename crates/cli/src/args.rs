@@ -39,6 +39,12 @@ usage:
       optional width: mul_rtz(float4), fma_rtn(double2), sqrt(float). The operands a, b, c of
       a + b, a - b, a * b, a / b, sqrt(a), a * b + c come from --input, --input2, --input3 (raw
       little-endian) or --values, --values2, --values3 (text); the output is as for conversions.
+  clconv run BLOCKS (--input V | --values V) [--input2 S | --values2 S] [--tensor-scale T]
+             [--reference]
+      Scaled blocks (`clconv list mx`): convert_mxfp8e4m3(float) quantises the values into
+      elements and one scale per block (printed a block to a line), convert_float(mxfp8e4m3)
+      turns elements (--values) and scales (--values2) back into values; NVFP4 requests
+      (convert_nvfp4(float), convert_float(nvfp4x2)) take the tensor's scale T.
   clconv show FUNCTION [--clif] [--asm] [--layout packed|aligned] [--flags FLAGS | --target T]
                        [--fp16] [--static-mode rte|rtz|rtp|rtn] [--tier optimised|quick]
       Print the batch kernel's Cranelift IR (--clif) and/or machine code (--asm; default both),
@@ -273,6 +279,9 @@ pub struct RunArgs {
     /// Write the results raw to OUT (`-`: standard output), not as text
     #[arg(long, value_name = "OUT", allow_hyphen_values = true)]
     pub output: Option<String>,
+    /// NVFP4 block requests: the tensor's float32 decode scale (e.g. its amax / 2688)
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub tensor_scale: Option<String>,
     #[command(flatten)]
     pub layout: LayoutOption,
     /// Use the reference interpreter instead of the JIT

@@ -157,11 +157,15 @@ fn list(args: &args::ListArgs) -> Result<ExitCode, Usage> {
             out!("{name}\t{}", r.mangled());
         }
     }
-    // The MX block requests (clconv::mx), which have no mangled name.
+    // The block requests (clconv::mx), which have no mangled name.
     for r in clconv::mx::MxRequest::all() {
         let name = r.to_string();
         if name.contains(filter) {
-            out!("{name}\tMX block: 32 values, one E8M0 scale");
+            if r.is_nvfp4() {
+                out!("{name}\tNVFP4 block: 16 values, one E4M3 scale, a tensor scale");
+            } else {
+                out!("{name}\tMX block: 32 values, one E8M0 scale");
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

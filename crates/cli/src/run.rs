@@ -174,12 +174,13 @@ fn reference_trap(
     None
 }
 
-/// `clconv run convert_mx<elem>[_rtp|_rte](<value>)` (values from `--values`/`--input`: a line
-/// per block, its scale and its elements) and `clconv run convert_<value>(mx<elem>)` (elements
-/// from `--values`/`--input`, the scales from `--values2`/`--input2`: the values), through the
-/// JIT or, with `--reference`, the reference.
+/// `clconv run convert_mx<elem>[_rtp|_rte](<value>)` or `convert_nvfp4[x2](<value>)` (values
+/// from `--values`/`--input`: a line per block, its scale and its elements) and `clconv run
+/// convert_<value>(mx<elem>)` or `(nvfp4[x2])` (elements from `--values`/`--input`, the scales
+/// from `--values2`/`--input2`: the values), through the JIT or, with `--reference`, the
+/// reference. NVFP4 takes the tensor scale from `--tensor-scale`.
 fn run_mx(args: &RunArgs) -> Result<ExitCode, Usage> {
-    use clconv::mx::{MxRequest, MX_BLOCK};
+    use clconv::mx::MxRequest;
     let request =
         MxRequest::parse(args::one_function(&args.function)?).map_err(|e| Usage(e.to_string()))?;
     let foreign = [
@@ -190,9 +191,30 @@ fn run_mx(args: &RunArgs) -> Result<ExitCode, Usage> {
     ];
     if let Some((name, _)) = foreign.iter().find(|(_, given)| *given) {
         return Err(Usage(format!(
-            "{name} does not go with an MX block request (it prints its blocks)"
+            "{name} does not go with a block request (it prints its blocks)"
         )));
     }
+    let tensor_scale = match (&args.tensor_scale, request.is_nvfp4()) {
+        (Some(text), true) => {
+            let bytes = parse_values(text, clconv::ScalarType::Float)?;
+            match bytes[..] {
+                [a, b, c, d] => Some(f32::from_le_bytes([a, b, c, d])),
+                _ => return Err(Usage("--tensor-scale takes one float32".into())),
+            }
+        }
+        (None, true) => {
+            return Err(Usage(format!(
+                "{request} needs the tensor's scale: --tensor-scale T (NVIDIA's recipe: the \
+                 tensor's amax / 2688)"
+            )))
+        }
+        (Some(_), false) => {
+            return Err(Usage(format!(
+                "{request} is an MX block request, which has no tensor scale"
+            )))
+        }
+        (None, false) => None,
+    };
     let read = |input: &Option<String>,
                 values: &Option<String>,
                 t: clconv::ScalarType,
@@ -209,76 +231,91 @@ fn run_mx(args: &RunArgs) -> Result<ExitCode, Usage> {
         }
     };
     let jit = || Jit::with_options(X64Flags::Host, Extensions::default(), clconv::Rounding::Rte);
+    let failed = |e: clconv::mx::MxBufferError| Usage(e.to_string());
     // Packed FP4 elements are bytes of two codes.
     let elem = if request.packed() {
         clconv::ScalarType::UChar
     } else {
         request.elem()
     };
-    match request {
-        MxRequest::Quantize { from, .. } => {
-            if args.input2.is_some() || args.values2.is_some() {
-                return Err(Usage(format!("{request} takes one input, the values")));
+    let block = request.block_len();
+    if request.is_quantize() {
+        if args.input2.is_some() || args.values2.is_some() {
+            return Err(Usage(format!("{request} takes one input, the values")));
+        }
+        let from = request.value();
+        let values = read(
+            &args.input,
+            &args.values,
+            from,
+            "values (--values or --input)",
+        )?;
+        let n = values.len() / from.bytes();
+        let (mut e, mut s) = (
+            vec![0u8; request.element_bytes(n)],
+            vec![0u8; request.block_count(n)],
+        );
+        match (args.reference, tensor_scale) {
+            (true, None) => {
+                reference::mx_quantize(&request, &values, &mut e, &mut s).map_err(failed)?
             }
-            let values = read(
-                &args.input,
-                &args.values,
-                from,
-                "values (--values or --input)",
-            )?;
-            let n = values.len() / from.bytes();
-            let (mut e, mut s) = (
-                vec![0u8; request.element_bytes(n)],
-                vec![0u8; MxRequest::blocks(n)],
-            );
-            if args.reference {
-                reference::mx_quantize(&request, &values, &mut e, &mut s)
-                    .map_err(|e| Usage(e.to_string()))?;
-            } else {
-                jit()?
-                    .compile_blocks_request(&request)?
-                    .quantize_bytes(&values, &mut e, &mut s)
-                    .map_err(|e| Usage(e.to_string()))?;
+            (true, Some(t)) => {
+                reference::nvfp4_quantize(&request, &values, t, &mut e, &mut s).map_err(failed)?
             }
-            for (scale, block) in s.iter().zip(e.chunks(request.element_bytes(MX_BLOCK))) {
-                out!(
-                    "scale {}: {}",
-                    format_vector(&[*scale], clconv::ScalarType::Fp8E8M0, 1),
-                    format_vector(block, elem, block.len())
-                );
+            (false, t) => {
+                let kernel = jit()?.compile_blocks_request(&request)?;
+                match t {
+                    None => kernel.quantize_bytes(&values, &mut e, &mut s),
+                    Some(t) => kernel.quantize_nvfp4_bytes(&values, t, &mut e, &mut s),
+                }
+                .map_err(|e| Usage(e.to_string()))?
             }
         }
-        MxRequest::Dequantize { to, .. } => {
-            let elements = read(
-                &args.input,
-                &args.values,
-                elem,
-                "elements (--values or --input)",
-            )?;
-            let scales = read(
-                &args.input2,
-                &args.values2,
-                clconv::ScalarType::Fp8E8M0,
-                "scales (--values2 or --input2)",
-            )?;
-            let n = if request.packed() {
-                2 * elements.len()
-            } else {
-                elements.len()
-            };
-            let mut values = vec![0u8; n * to.bytes()];
-            if args.reference {
-                reference::mx_dequantize(&request, &elements, &scales, &mut values)
-                    .map_err(|e| Usage(e.to_string()))?;
-            } else {
-                jit()?
-                    .compile_blocks_request(&request)?
-                    .dequantize_bytes(&elements, &scales, &mut values)
-                    .map_err(|e| Usage(e.to_string()))?;
+        for (scale, elements) in s.iter().zip(e.chunks(request.element_bytes(block))) {
+            out!(
+                "scale {}: {}",
+                format_vector(&[*scale], request.scale_type(), 1),
+                format_vector(elements, elem, elements.len())
+            );
+        }
+    } else {
+        let to = request.value();
+        let elements = read(
+            &args.input,
+            &args.values,
+            elem,
+            "elements (--values or --input)",
+        )?;
+        let scales = read(
+            &args.input2,
+            &args.values2,
+            request.scale_type(),
+            "scales (--values2 or --input2)",
+        )?;
+        let n = if request.packed() {
+            2 * elements.len()
+        } else {
+            elements.len()
+        };
+        let mut values = vec![0u8; n * to.bytes()];
+        match (args.reference, tensor_scale) {
+            (true, None) => reference::mx_dequantize(&request, &elements, &scales, &mut values)
+                .map_err(failed)?,
+            (true, Some(t)) => {
+                reference::nvfp4_dequantize(&request, &elements, &scales, t, &mut values)
+                    .map_err(failed)?
             }
-            for block in values.chunks(MX_BLOCK * to.bytes()) {
-                out!("{}", format_vector(block, to, block.len() / to.bytes()));
+            (false, t) => {
+                let kernel = jit()?.compile_blocks_request(&request)?;
+                match t {
+                    None => kernel.dequantize_bytes(&elements, &scales, &mut values),
+                    Some(t) => kernel.dequantize_nvfp4_bytes(&elements, &scales, t, &mut values),
+                }
+                .map_err(|e| Usage(e.to_string()))?
             }
+        }
+        for values in values.chunks(block * to.bytes()) {
+            out!("{}", format_vector(values, to, values.len() / to.bytes()));
         }
     }
     Ok(ExitCode::SUCCESS)

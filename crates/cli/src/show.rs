@@ -100,7 +100,12 @@ fn show_mx(args: &ShowArgs, name: &str) -> Result<ExitCode, Usage> {
     };
     if clif {
         out!(
-            ";; {request} (MX blocks: src/mx_kernel.rs around src/lower/mx_block.rs)\n{}",
+            ";; {request} (blocks: src/mx_kernel.rs around src/lower/{}.rs)\n{}",
+            if request.is_nvfp4() {
+                "nvfp4_block"
+            } else {
+                "mx_block"
+            },
             d.clif
         );
     }

@@ -178,8 +178,72 @@ fn run_values_prints_text() {
     );
 }
 
-/// bool prints as `true`/`false` and reads `true`, `false`, `1`, `0` (issue 45's examples):
-/// -0.0 is false, NaN and the smallest subnormal true; JIT and reference alike.
+/// NVFP4 blocks from the command line: the tensor scale from --tensor-scale; by hand, JIT and
+/// reference.
+#[test]
+fn run_nvfp4_blocks() {
+    for reference in [None, Some("--reference")] {
+        let with = |args: &[&'static str]| -> Vec<&'static str> {
+            args.iter().copied().chain(reference).collect()
+        };
+        // amax 12 under 1: the scale 12 / 6 = 2; 5 / 2 = 2.5 and 7 / 2 = 3.5 tie to even.
+        assert_eq!(
+            ok(&with(&[
+                "run",
+                "convert_nvfp4(float)",
+                "--values=1,-12,5,7",
+                "--tensor-scale=1"
+            ])),
+            "scale 2.0: (0.5, -6.0, 2.0, 4.0)\n"
+        );
+        // Back: 0.5 x 2 x 0.25 and -6 x 2 x 0.25.
+        assert_eq!(
+            ok(&with(&[
+                "run",
+                "convert_float(nvfp4)",
+                "--values=0.5,-6",
+                "--values2=2",
+                "--tensor-scale=0.25"
+            ])),
+            "(0.25, -3.0)\n"
+        );
+    }
+    usage_error(
+        &["run", "convert_nvfp4(float)", "--values=1"],
+        &["needs the tensor's scale", "--tensor-scale"],
+    );
+    usage_error(
+        &[
+            "run",
+            "convert_nvfp4(float)",
+            "--values=1",
+            "--tensor-scale=0",
+        ],
+        &["not a positive finite float32"],
+    );
+    usage_error(
+        &[
+            "run",
+            "convert_mxfp4e2m1(float)",
+            "--values=1",
+            "--tensor-scale=1",
+        ],
+        &["no tensor scale"],
+    );
+    let list = ok(&["list", "nvfp4"]);
+    assert_eq!(list.lines().count(), 12, "{list}");
+    assert!(
+        list.contains("convert_nvfp4x2(half)\tNVFP4 block"),
+        "{list}"
+    );
+    let shown = ok(&["show", "convert_nvfp4x2(bfloat)", "--clif"]);
+    assert!(shown.contains("src/lower/nvfp4_block.rs"), "{shown}");
+    assert_eq!(
+        ok(&["check", "(nvfp4x2)"]).lines().last(),
+        Some("3 passed, 0 failed")
+    );
+}
+
 /// MX blocks from the command line (issue 47's example): the values 1000, 0.5, 0.3 and -7 are
 /// one block, amax 1000; OCP's scale 2 (1000 / 2 saturates to 448, 0.3 / 2 = 0.15 rounds to
 /// E4M3's 0.15625), rounded up 4 (250 -> 256). By hand from OCP MX 6.3; JIT and reference.
@@ -271,6 +335,7 @@ fn run_mx_blocks() {
     );
     let list = ok(&["list", "mx"]);
     assert_eq!(list.lines().count(), 72, "{list}");
+    assert!(!list.contains("nvfp4"), "{list}");
     assert!(
         list.contains("convert_mxfp4e2m1_rte(bfloat)\tMX block"),
         "{list}"
@@ -298,6 +363,8 @@ fn run_mx_blocks() {
     );
 }
 
+/// bool prints as `true`/`false` and reads `true`, `false`, `1`, `0` (issue 45's examples):
+/// -0.0 is false, NaN and the smallest subnormal true; JIT and reference alike.
 #[test]
 fn run_bool() {
     for reference in [None, Some("--reference")] {

@@ -513,10 +513,27 @@ pub fn run_mx_kernel(
     outputs: [&mut [u8]; 2],
     blocks: usize,
 ) -> Result<u64, InterpError> {
-    let src = inputs.concat();
+    run_block_kernel(func, quantize, inputs, outputs, blocks, None)
+}
+
+/// [`run_mx_kernel`] for any block kernel: an NVFP4 kernel's `tensor_scale` is placed after
+/// the inputs and passed where the kernel reads it (`b` quantising, `d` dequantising).
+pub fn run_block_kernel(
+    func: &Function,
+    quantize: bool,
+    inputs: [&[u8]; 2],
+    outputs: [&mut [u8]; 2],
+    blocks: usize,
+    tensor_scale: Option<f32>,
+) -> Result<u64, InterpError> {
+    let mut src = inputs.concat();
+    let t_at = SRC_BASE + src.len() as u64;
+    if let Some(t) = tensor_scale {
+        src.extend(t.to_le_bytes());
+    }
     let [first, second] = outputs;
     let mut dst = vec![0u8; first.len() + second.len()];
-    let args = if quantize {
+    let mut args = if quantize {
         [
             SRC_BASE,
             SRC_BASE,
@@ -533,6 +550,9 @@ pub fn run_mx_kernel(
             blocks as u64,
         ]
     };
+    if tensor_scale.is_some() {
+        args[if quantize { 1 } else { 3 }] = t_at;
+    }
     let limit = step_limit(src.len(), dst.len());
     let steps = call(func, &args, &src, &mut dst, limit, Rounding::Rte)?;
     let (a, b) = dst.split_at(first.len());

@@ -7,11 +7,30 @@
 //! 0.75 m), all-equal and single-outlier blocks, NaN, infinity and zero blocks, subnormals,
 //! values that vanish under a large scale, and random bit patterns; half sources also every
 //! half pattern. A dequantisation is checked on every (element, scale) pair.
+//!
+//! NVFP4 requests run the same blocks (as blocks of 16) and blocks at every E4M3 scale's
+//! rounding thresholds with elements at E2M1's, under [`NVFP4_TENSOR_SCALES`]; their
+//! dequantisations every (element, scale) pair under each of those tensor scales.
 
 use clconv::jit::Jit;
-use clconv::mx::{element_range, MxRequest, MX_BLOCK};
-use clconv::reference::{mx_dequantize, mx_quantize};
+use clconv::mx::{element_range, MxRequest, MX_BLOCK, NVFP4_BLOCK};
+use clconv::reference::{
+    mx_dequantize, mx_quantize, nvfp4_dequantize, nvfp4_quantize, nvfp4_value,
+};
 use clconv::ScalarType;
+
+/// The tensor scales NVFP4 requests are checked under: 1, a power of two, values that are
+/// not (NVIDIA's 1 / 2688 for an amax of 1 among them), the smallest normal's neighbourhood,
+/// a subnormal and a large one.
+pub const NVFP4_TENSOR_SCALES: [f32; 7] = [
+    1.0,
+    0.0078125,
+    3.0e-4,
+    1.0 / 2688.0,
+    7.25e-38,
+    1e-44,
+    3.0e35,
+];
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -90,6 +109,52 @@ pub fn blocks() -> Vec<[f32; MX_BLOCK]> {
     out
 }
 
+/// NVFP4's threshold blocks, two to a 32-value array: for every E4M3 scale code c, blocks
+/// whose amax / 6 is s_c, the midpoint between s_c and s_c+1, and the midpoint's float
+/// neighbours; the other values at E2M1's midpoints times s_c, their float neighbours, either
+/// sign. Exact ties under a tensor scale of 1, `scaled` multiplies every value by `t`.
+pub fn nvfp4_threshold_blocks(t: f32) -> Vec<[f32; MX_BLOCK]> {
+    let e4m3 = |c: u8| nvfp4_value(c, 0x2, 1.0); // E2M1 0x2 is 1.0: the scale's value
+    let midpoints = [0.25f32, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0];
+    let mut halves: Vec<[f32; NVFP4_BLOCK]> = Vec::new();
+    for c in 0..0x7fu8 {
+        let s = e4m3(c) as f32;
+        let next = if c < 0x7e { e4m3(c + 1) as f32 } else { s };
+        let mid = (s + next) / 2.0 * 6.0;
+        for (variant, amax) in [
+            s * 6.0,
+            mid,
+            f32::from_bits(mid.to_bits() + 1),
+            f32::from_bits(mid.to_bits().max(1) - 1),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut block = [0f32; NVFP4_BLOCK];
+            for (k, v) in block.iter_mut().enumerate() {
+                let x = midpoints[k % 7] * s;
+                let x = match k / 7 {
+                    0 => x,
+                    1 => f32::from_bits(x.to_bits() + 1),
+                    _ => f32::from_bits(x.to_bits().max(1) - 1),
+                };
+                *v = if (k + variant) % 2 == 0 { x } else { -x };
+            }
+            block[(usize::from(c) + variant) % NVFP4_BLOCK] = amax;
+            halves.push(block.map(|v| (f64::from(v) * f64::from(t)) as f32));
+        }
+    }
+    halves
+        .chunks(2)
+        .map(|pair| {
+            let mut out = [0f32; MX_BLOCK];
+            out[..NVFP4_BLOCK].copy_from_slice(&pair[0]);
+            out[NVFP4_BLOCK..].copy_from_slice(pair.get(1).unwrap_or(&pair[0]));
+            out
+        })
+        .collect()
+}
+
 /// The value bytes of `blocks` in the request's value type: float as is, half and bfloat from
 /// the float (rounded by the bits, not by the reference: any values will do).
 pub fn value_bytes(t: ScalarType, blocks: &[[f32; MX_BLOCK]]) -> Vec<u8> {
@@ -134,6 +199,21 @@ pub fn every_byte_and_scale() -> (Vec<u8>, Vec<u8>) {
     for scale in 0..=255u8 {
         for window in 0..256 / (MX_BLOCK / 2) {
             elements.extend((0..MX_BLOCK / 2).map(|i| (window * MX_BLOCK / 2 + i) as u8));
+            scales.push(scale);
+        }
+    }
+    (elements, scales)
+}
+
+/// Every NVFP4 element byte with every scale: unpacked, block 16s + w holds the bytes
+/// 16w..16w + 15 under the scale s; packed, 32 blocks of 8 bytes per scale.
+pub fn nvfp4_every_element_and_scale(packed: bool) -> (Vec<u8>, Vec<u8>) {
+    let per = if packed { NVFP4_BLOCK / 2 } else { NVFP4_BLOCK };
+    let mut elements = Vec::new();
+    let mut scales = Vec::new();
+    for scale in 0..=255u8 {
+        for window in 0..256 / per {
+            elements.extend((0..per).map(|i| (window * per + i) as u8));
             scales.push(scale);
         }
     }
@@ -199,6 +279,67 @@ pub fn check(jit: &Jit, request: &MxRequest) -> Result<usize, String> {
                 }
             }
             Ok(scales.len())
+        }
+        MxRequest::QuantizeNvfp4 { from, .. } => {
+            let mut checked = 0;
+            for t in NVFP4_TENSOR_SCALES {
+                let mut seed = nvfp4_threshold_blocks(t);
+                seed.extend(blocks());
+                let values = value_bytes(from, &seed);
+                let n = values.len() / from.bytes();
+                let count = request.block_count(n);
+                let per_block = request.element_bytes(NVFP4_BLOCK);
+                let (mut e, mut s) = (vec![0u8; request.element_bytes(n)], vec![0u8; count]);
+                kernel
+                    .quantize_nvfp4_bytes(&values, t, &mut e, &mut s)
+                    .map_err(|e| e.to_string())?;
+                let (mut re, mut rs) = (vec![0u8; e.len()], vec![0u8; count]);
+                nvfp4_quantize(request, &values, t, &mut re, &mut rs).map_err(|e| e.to_string())?;
+                for b in 0..count {
+                    let at = b * per_block..(b + 1) * per_block;
+                    if (s[b], &e[at.clone()]) != (rs[b], &re[at.clone()]) {
+                        let v =
+                            b * NVFP4_BLOCK * from.bytes()..(b + 1) * NVFP4_BLOCK * from.bytes();
+                        return Err(format!(
+                            "{request} under tensor scale {t:e}, block {b} (values {:02x?}): the kernel gives scale {:#04x}, elements {:02x?}; the reference {:#04x}, {:02x?}",
+                            &values[v],
+                            s[b],
+                            &e[at.clone()],
+                            rs[b],
+                            &re[at]
+                        ));
+                    }
+                }
+                checked += count;
+            }
+            Ok(checked)
+        }
+        MxRequest::DequantizeNvfp4 { to, packed } => {
+            let (elements, scales) = nvfp4_every_element_and_scale(packed);
+            let bytes = to.bytes();
+            let n = scales.len() * NVFP4_BLOCK;
+            let mut checked = 0;
+            for t in NVFP4_TENSOR_SCALES {
+                let mut values = vec![0u8; n * bytes];
+                kernel
+                    .dequantize_nvfp4_bytes(&elements, &scales, t, &mut values)
+                    .map_err(|e| e.to_string())?;
+                let mut expected = vec![0u8; values.len()];
+                nvfp4_dequantize(request, &elements, &scales, t, &mut expected)
+                    .map_err(|e| e.to_string())?;
+                for (i, (got, want)) in values.chunks(bytes).zip(expected.chunks(bytes)).enumerate()
+                {
+                    if got != want {
+                        return Err(format!(
+                            "{request} under tensor scale {t:e}: element {i} (byte {:#04x}) under scale {:#04x} gives {got:02x?}, the reference {want:02x?}",
+                            elements[if packed { i / 2 } else { i }],
+                            scales[i / NVFP4_BLOCK]
+                        ));
+                    }
+                }
+                checked += scales.len();
+            }
+            Ok(checked)
         }
     }
 }

@@ -17,8 +17,12 @@ fn every_request_matches_the_reference() {
     for request in MxRequest::all() {
         blocks += mx_blocks::check(&jit, &request).unwrap_or_else(|e| panic!("{e}"));
     }
-    // 54 quantisations of at least 8,000 blocks, 18 dequantisations of 2,048 (4,096 packed).
-    assert!(blocks > 54 * 8000 + 18 * 2048, "{blocks}");
+    // 54 MX quantisations of at least 8,000 blocks, 18 dequantisations of 2,048 (4,096
+    // packed); 6 NVFP4 quantisations of 7 x 17,000 blocks, 6 dequantisations of 7 x 4,096.
+    assert!(
+        blocks > 54 * 8000 + 18 * 2048 + 6 * 7 * 17_000 + 6 * 7 * 4096,
+        "{blocks}"
+    );
 }
 
 #[test]
@@ -101,7 +105,8 @@ fn the_issue_example_and_the_element_rules_by_hand() {
 /// every (element, scale) pair of 48 blocks. The JIT runs them natively on this host above.
 #[test]
 fn every_targets_mx_kernels_match_the_reference_in_the_interpreter() {
-    use clconv::mx::MX_BLOCK;
+    use clconv::mx::{MX_BLOCK, NVFP4_BLOCK};
+    use clconv::reference::{nvfp4_dequantize, nvfp4_quantize};
     use clconv::table::IsaFeatures;
     use clconv::target::Target;
     let seed = mx_blocks::blocks();
@@ -170,11 +175,63 @@ fn every_targets_mx_kernels_match_the_reference_in_the_interpreter() {
                     mx_dequantize(&request, &e, &s, &mut want).unwrap();
                     assert_eq!(v, want, "{what}");
                 }
+                MxRequest::QuantizeNvfp4 { from, .. } => {
+                    // 48 blocks of 16: threshold blocks under a tensor scale that is no power
+                    // of two, and seed blocks.
+                    let t = 3.0e-4;
+                    let mut seed = mx_blocks::nvfp4_threshold_blocks(t);
+                    seed = seed.into_iter().step_by(11).take(16).collect();
+                    seed.extend(picked.iter().take(8));
+                    let values = mx_blocks::value_bytes(from, &seed);
+                    let values = &values[..seed.len() * MX_BLOCK * from.bytes()];
+                    let n = seed.len() * MX_BLOCK;
+                    let count = request.block_count(n);
+                    let mut e = vec![0u8; request.element_bytes(n)];
+                    let mut s = vec![0u8; count];
+                    clconv_verify::interp::run_block_kernel(
+                        &func,
+                        true,
+                        [values, &[]],
+                        [&mut e, &mut s],
+                        count,
+                        Some(t),
+                    )
+                    .unwrap_or_else(|err| panic!("{what}: {err}"));
+                    let (mut re, mut rs) = (vec![0u8; e.len()], vec![0u8; s.len()]);
+                    nvfp4_quantize(&request, values, t, &mut re, &mut rs).unwrap();
+                    assert_eq!((s, e), (rs, re), "{what}");
+                }
+                MxRequest::DequantizeNvfp4 { to, packed } => {
+                    let (elements, scales) = mx_blocks::nvfp4_every_element_and_scale(packed);
+                    let step = scales.len() / 48;
+                    let per = request.element_bytes(NVFP4_BLOCK);
+                    let mut e = Vec::new();
+                    let mut s = Vec::new();
+                    for k in 0..48 {
+                        let b = k * step + k % 8;
+                        e.extend_from_slice(&elements[b * per..(b + 1) * per]);
+                        s.push(scales[b]);
+                    }
+                    let t = 3.0e-4;
+                    let mut v = vec![0u8; 48 * NVFP4_BLOCK * to.bytes()];
+                    clconv_verify::interp::run_block_kernel(
+                        &func,
+                        false,
+                        [&e, &s],
+                        [&mut v, &mut []],
+                        48,
+                        Some(t),
+                    )
+                    .unwrap_or_else(|err| panic!("{what}: {err}"));
+                    let mut want = vec![0u8; v.len()];
+                    nvfp4_dequantize(&request, &e, &s, t, &mut want).unwrap();
+                    assert_eq!(v, want, "{what}");
+                }
             }
             runs += 1;
         }
     }
-    assert_eq!(runs, 72 * (Target::ALL.len() - 1));
+    assert_eq!(runs, 84 * (Target::ALL.len() - 1));
 }
 
 /// Large runs split across threads (`Jit::set_threads`) give the reference's bytes: 100,003
@@ -256,7 +313,7 @@ fn bad_names_and_buffers_are_typed_errors() {
     for (name, says) in [
         ("convert_mxfp8e4m3_rtz(float)", "_rtz is no MX scale rule"),
         ("convert_mxfp8e4m3_sat(float)", "_sat is no MX scale rule"),
-        ("convert_mxint8(float)", "mxint8 is no MX format"),
+        ("convert_mxint8(float)", "mxint8 is no block format"),
         ("convert_mxfp4e2m1(double)", "not double"),
         ("convert_int(mxfp4e2m1)", "not int"),
         ("convert_mxfp4e2m1", "not of the form"),
@@ -298,4 +355,118 @@ fn bad_names_and_buffers_are_typed_errors() {
     // The conversion entry says where MX requests go.
     let err = jit.compile("convert_mxfp8e4m3(float)").err().unwrap();
     assert!(err.to_string().contains("compile_blocks"), "{err}");
+}
+
+/// NVFP4 by hand: scales and elements worked out from the rules (`docs/formats.md`), through
+/// the JIT and the reference.
+#[test]
+fn nvfp4_by_hand() {
+    use clconv::reference::{nvfp4_dequantize, nvfp4_quantize};
+    let jit = Jit::new().unwrap();
+    let k = jit.compile_blocks("convert_nvfp4(float)").unwrap();
+    let check = |values: &[f32], t: f32, scale: u8, elements: &[u8]| {
+        let mut e = vec![Fp4E2M1(0); values.len()];
+        let mut s = vec![Fp8E4M3(0); values.len().div_ceil(16)];
+        k.quantize_nvfp4(values, t, &mut e, &mut s).unwrap();
+        assert_eq!(s[0].0, scale, "{values:?} under {t}");
+        assert_eq!(
+            e.iter().map(|c| c.0).collect::<Vec<_>>(),
+            elements,
+            "{values:?} under {t}"
+        );
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let (mut re, mut rs) = (vec![0u8; values.len()], vec![0u8; s.len()]);
+        nvfp4_quantize(&k.request(), &bytes, t, &mut re, &mut rs).unwrap();
+        assert_eq!(
+            (rs[0], &re[..]),
+            (scale, elements),
+            "the reference: {values:?} under {t}"
+        );
+    };
+    // amax 12 under 1: 12 / 6 = 2 (E4M3 0x40); 1 / 2 = 0.5, -12 / 2 = -6, 5 / 2 = 2.5 ties to
+    // 2 (even), 7 / 2 = 3.5 ties to 4 (even).
+    check(&[1.0, -12.0, 5.0, 7.0], 1.0, 0x40, &[0x1, 0xf, 0x4, 0x6]);
+    // NVIDIA's recipe for a tensor whose amax is 12: t = 12 / 2688; the block's scale 448
+    // (0x7e) maps 12 to 6, 6 to 3 and -3 to -1.5.
+    check(&[12.0, 6.0, -3.0], 12.0 / 2688.0, 0x7e, &[0x7, 0x5, 0xb]);
+    // amax 2 under 0.5: 2 / 3 rounds to E4M3 0.6875 (0x33); 2 / 0.34375 = 5.8 -> 6,
+    // -1 / 0.34375 = -2.9 -> -3.
+    check(&[2.0, -1.0], 0.5, 0x33, &[0x7, 0xd]);
+    // A block below E4M3's half-ulp times 6t: scale 0, elements the signed zeros.
+    check(&[1e-40, -1e-41], 1.0, 0x00, &[0x0, 0x8]);
+    // Beyond 448 x 6 x t: the scale saturates at 448, the elements at 6.
+    check(&[1e6, 1.0, -1e5], 1.0, 0x7e, &[0x7, 0x0, 0xf]);
+    // A NaN or an infinity: scale 0x7f, every element +6.
+    check(&[1.0, f32::NAN], 1.0, 0x7f, &[0x7, 0x7]);
+    check(&[f32::NEG_INFINITY, 0.0], 1.0, 0x7f, &[0x7, 0x7]);
+
+    // Back: element x scale x tensor scale, rounded once.
+    let back = jit.compile_blocks("convert_float(nvfp4)").unwrap();
+    let mut v = [0f32; 3];
+    back.dequantize_nvfp4(
+        &[Fp4E2M1(0x7), Fp4E2M1(0xd), Fp4E2M1(0x1)],
+        &[Fp8E4M3(0x33)],
+        0.5,
+        &mut v,
+    )
+    .unwrap();
+    assert_eq!(v, [2.0625, -1.03125, 0.171875]);
+    back.dequantize_nvfp4(&[Fp4E2M1(0x7); 3], &[Fp8E4M3(0x7f)], 1.0, &mut v)
+        .unwrap();
+    assert_eq!(v.map(f32::to_bits), [0x7fc0_0000; 3]);
+    let mut r = [0u8; 12];
+    nvfp4_dequantize(&back.request(), &[0x7, 0xd, 0x1], &[0x33], 0.5, &mut r).unwrap();
+    assert_eq!(r[4..8], (-1.03125f32).to_le_bytes());
+    // Into half: 6 x 448 x 1e-3 = 2.688 rounds once to half 2.6875 (0x4160).
+    let to_half = jit.compile_blocks("convert_half(nvfp4)").unwrap();
+    let mut h = [0u8; 2];
+    to_half
+        .dequantize_nvfp4_bytes(&[0x7], &[0x7e], 1e-3, &mut h)
+        .unwrap();
+    assert_eq!(u16::from_le_bytes(h), 0x4160);
+}
+
+/// NVFP4's runs: the tensor scale is required, checked, and refused on MX kernels; names.
+#[test]
+fn nvfp4_names_and_tensor_scales_are_checked() {
+    let jit = Jit::new().unwrap();
+    for (name, says) in [
+        ("convert_nvfp4_rtp(float)", "NVFP4 takes no suffix"),
+        ("convert_nvfp4x4(float)", "nvfp4x4 is no block format"),
+        ("convert_nvfp4(double)", "not double"),
+        ("convert_int(nvfp4)", "not int"),
+    ] {
+        let err = jit.compile_blocks(name).err().unwrap();
+        assert!(matches!(err, MxError::Parse(_)), "{name}: {err:?}");
+        assert!(err.to_string().contains(says), "{name}: {err}");
+    }
+    let k = jit.compile_blocks("convert_nvfp4x2(float)").unwrap();
+    let (mut e, mut s) = ([0u8; 1], [Fp8E4M3(0)]);
+    for bad in [0.0f32, -1.0, f32::INFINITY, f32::NAN] {
+        let err = k
+            .quantize_nvfp4(&[1.0f32, 2.0], bad, &mut e, &mut s)
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("not a positive finite float32"),
+            "{err}"
+        );
+    }
+    let err = k.quantize(&[1.0f32, 2.0], &mut e, &mut s).unwrap_err();
+    assert!(err.to_string().contains("call quantize_nvfp4"), "{err}");
+    let err = k
+        .quantize_nvfp4(&[1.0f32, 2.0], 1.0, &mut e, &mut [Fp8E8M0(0)])
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("the scale buffer holds fp8e8m0"),
+        "{err}"
+    );
+    let err = k
+        .quantize_nvfp4(&[1.0f32; 17], 1.0, &mut [0u8; 9], &mut s)
+        .unwrap_err();
+    assert!(err.to_string().contains("one per block of 16"), "{err}");
+    let mx = jit.compile_blocks("convert_mxfp4e2m1x2(float)").unwrap();
+    let err = mx
+        .quantize_nvfp4(&[1.0f32, 2.0], 1.0, &mut e, &mut [Fp8E8M0(0)])
+        .unwrap_err();
+    assert!(err.to_string().contains("no tensor scale"), "{err}");
 }
