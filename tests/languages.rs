@@ -226,6 +226,58 @@ mod through_the_jit {
         run(&jit, satfinite, &src, &want);
     }
 
+    /// PTX's packed pairs (ISA 9.7.9.21: "the value converted from input a is stored in the
+    /// upper half of d and the value converted from input b is stored in the lower half"), a
+    /// pair of a buffer being (b, a); NaN the canonical NaN, as sm_90 gives it for fp8
+    /// (measured, `docs/ptx.md`); `.satfinite` MAX_NORM; `.relu` 0 for negatives. By hand.
+    #[test]
+    fn ptx_packed_pairs() {
+        let jit = Jit::new().unwrap();
+        let bits = |name: &str, src: Vec<u8>, want: Vec<u8>| {
+            let mut got = vec![0u8; want.len()];
+            let kernel = jit.compile(name).unwrap();
+            kernel.run_bytes(Layout::Packed, &src, &mut got).unwrap();
+            assert_eq!(got, want, "{name} through the JIT");
+            reference::evaluate(&parse(name), Layout::Packed, &src, &mut got).unwrap();
+            assert_eq!(got, want, "{name} through the reference");
+        };
+        let floats = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let halves = |v: &[u16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        // b = 1.0 (0x38), a = -500 (-448, 0xfe); NaN (0x7f), 0.3 (1.25 x 2^-2, 0x2a).
+        bits(
+            "ptx:cvt.rn.satfinite.e4m3x2.f32",
+            floats(&[1.0, -500.0, -f32::NAN, 0.3]),
+            vec![0x38, 0xfe, 0x7f, 0x2a],
+        );
+        // `.relu`: -1 gives 0; 2.0 is E5M2 0x40.
+        bits(
+            "ptx:cvt.rn.satfinite.relu.e5m2x2.f32",
+            floats(&[-1.0, 2.0]),
+            vec![0x00, 0x40],
+        );
+        bits(
+            "ptx:cvt.rn.satfinite.e4m3x2.f16x2",
+            halves(&[0x3c00, 0xfc00]),
+            vec![0x38, 0xfe],
+        );
+        // Back into .f16x2: 1.0, and E4M3's negative NaN as the canonical NaN.
+        bits(
+            "ptx:cvt.rn.f16x2.e4m3x2",
+            vec![0x38, 0xff],
+            halves(&[0x3c00, 0x7fff]),
+        );
+        bits(
+            "ptx:cvt.rz.relu.bf16x2.f32",
+            floats(&[-2.0, f32::from_bits(0x3f80_0001)]),
+            halves(&[0x0000, 0x3f80]),
+        );
+        bits(
+            "ptx:cvt.rn.f16x2.f32",
+            floats(&[f32::NAN, 1.5]),
+            halves(&[0x7fff, 0x3e00]),
+        );
+    }
+
     /// WGSL 15.7.6, the Note's examples, one by one.
     /// What sm_90 gives where the PTX ISA leaves the bits open (measured, `docs/ptx.md`),
     /// values from that measurement: the canonical NaN between .f32, .f16 and .bf16; no flush
@@ -610,7 +662,18 @@ fn what_a_language_does_not_have_is_a_typed_error() {
             "ptx:cvt.rn.relu.f32.f64",
             "`.relu` applies to .f16 and .bf16",
         ),
-        ("ptx:cvt.rna.tf32.f32", "narrow float formats"),
+        ("ptx:cvt.rna.tf32.f32", ".tf32, FP4, FP6"),
+        // The packed pairs' syntax lines (PTX ISA 9.7.9.21).
+        ("ptx:cvt.rn.e4m3x2.f32", "needs .satfinite"),
+        ("ptx:cvt.rz.satfinite.e4m3x2.f32", "rounds with .rn only"),
+        (
+            "ptx:cvt.rn.satfinite.f16x2.f32",
+            "no saturating conversion into half",
+        ),
+        ("ptx:cvt.rn.satfinite.f16x2.e4m3x2", "no modifier"),
+        ("ptx:cvt.f16x2.e5m2x2", "needs its rounding modifier .rn"),
+        ("ptx:cvt.rn.ftz.f16x2.f32", "no modifier"),
+        ("ptx:cvt.rn.satfinite.e2m1x2.f32", "FP4"),
         ("ptx:cvt.rna.f16.f32", ".tf32"),
         ("ptx:cvt.rn.sat.bf16.f32", "[0.0, 1.0] for .f16, .f32"),
         ("ptx:cvt.rn.sat.relu.f16.f32", "two clamps"),

@@ -15,15 +15,17 @@
 //! PTX's float rules are rules of the request ([`crate::rules::FloatResult`]): `.sat` on an
 //! `.f16`, `.f32` or `.f64` destination clamps to [0.0, 1.0] (`_clamp01`), `.relu` on `.f16`
 //! and `.bf16` gives +0 for a negative result (`_relu`), `.ftz` flushes `.f32` subnormal
-//! operands and results (`_ftz`); `.satfinite` into `.bf16` is `_sat`. Not read, each refused
-//! with a message that says so: `.rna` (only `cvt.rna.tf32.f32` has it), `.satfinite` into
-//! `.f16`, and the packed and 8-bit float types.
+//! operands and results (`_ftz`); `.satfinite` into `.bf16` is `_sat`. The packed pairs
+//! (`cvt.rn.satfinite.e4m3x2.f32 d, a, b`, `.f16x2`, `.bf16x2`, fp8 from and into `.f16x2`)
+//! are width-2 conversions ([`PAIRS`]). Not read, each refused with a message that says so:
+//! `.rna` (only `cvt.rna.tf32.f32` has it), `.satfinite` into `.f16`, and the `.tf32`, FP4,
+//! FP6 and `.ue8m0x2` forms.
 
 use super::syntax;
 use super::Language;
 use crate::request::{Conversion, Request, RequestError};
 use crate::rules::{FloatResult, Rules};
-use crate::types::{Extensions, Rounding, ScalarType, VectorType};
+use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
 
 const TYPES: [(&str, ScalarType); 12] = [
     ("s8", ScalarType::Char),
@@ -51,6 +53,9 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
     }
     let atype = parts.pop().unwrap_or_default();
     let dtype = parts.pop().unwrap_or_default();
+    if let Some(pair) = PAIRS.iter().find(|p| (p.dtype, p.atype) == (dtype, atype)) {
+        return parse_pair(pair, &parts[1..], &bad);
+    }
     let ty = |name: &str| {
         TYPES
             .iter()
@@ -58,8 +63,13 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
             .map(|&(_, t)| t)
             .ok_or_else(|| {
                 let hint = match name {
-                    "tf32" | "e4m3x2" | "e5m2x2" | "f16x2" | "bf16x2" => {
-                        ": the packed and narrow float formats are not read yet"
+                    "f16x2" | "bf16x2" | "e4m3x2" | "e5m2x2" => {
+                        ": the packed pairs clconv reads are .f16x2/.bf16x2/.e4m3x2/.e5m2x2 \
+                         from .f32 (two operands), .e4m3x2/.e5m2x2 from .f16x2 and .f16x2 from \
+                         .e4m3x2/.e5m2x2"
+                    }
+                    "tf32" | "e2m1x2" | "e2m3x2" | "e3m2x2" | "ue8m0x2" => {
+                        ": the .tf32, FP4, FP6 and .ue8m0x2 forms are not read yet"
                     }
                     _ => "",
                 };
@@ -249,6 +259,172 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
     Ok(Request::Convert(conversion))
 }
 
+/// One packed `cvt` the ISA has (§9.7.9.21's syntax lines), read as a width-2 conversion:
+///
+/// ```text
+/// cvt.frnd2{.relu}{.satfinite}.f16x2.f32     d, a, b;    frnd2 = .rn | .rz
+/// cvt.frnd2{.relu}{.satfinite}.bf16x2.f32    d, a, b;
+/// cvt.rn.satfinite{.relu}.f8x2type.f32       d, a, b;    f8x2type = .e4m3x2 | .e5m2x2
+/// cvt.rn.satfinite{.relu}.f8x2type.f16x2     d, a;
+/// cvt.rn{.relu}.f16x2.f8x2type               d, a;
+/// ```
+///
+/// "the value converted from input a is stored in the upper half of d and the value converted
+/// from input b is stored in the lower half": in a buffer of pairs, element 0 of each pair (the
+/// lower half, little-endian) is `b` and element 1 is `a`; a packed source's halves are its
+/// elements in the same order.
+struct Pair {
+    dtype: &'static str,
+    atype: &'static str,
+    dst: ScalarType,
+    src: ScalarType,
+    /// The rounding modifiers the line allows (the first is what a missing one would be).
+    roundings: &'static [&'static str],
+    /// `.satfinite`: `Some(true)` required, `Some(false)` optional, `None` not allowed.
+    satfinite: Option<bool>,
+}
+
+const PAIRS: [Pair; 8] = {
+    use ScalarType::{BFloat, Float, Fp8E4M3, Fp8E5M2, Half};
+    const RN_RZ: &[&str] = &["rn", "rz"];
+    const RN: &[&str] = &["rn"];
+    [
+        Pair {
+            dtype: "f16x2",
+            atype: "f32",
+            dst: Half,
+            src: Float,
+            roundings: RN_RZ,
+            satfinite: Some(false),
+        },
+        Pair {
+            dtype: "bf16x2",
+            atype: "f32",
+            dst: BFloat,
+            src: Float,
+            roundings: RN_RZ,
+            satfinite: Some(false),
+        },
+        Pair {
+            dtype: "e4m3x2",
+            atype: "f32",
+            dst: Fp8E4M3,
+            src: Float,
+            roundings: RN,
+            satfinite: Some(true),
+        },
+        Pair {
+            dtype: "e5m2x2",
+            atype: "f32",
+            dst: Fp8E5M2,
+            src: Float,
+            roundings: RN,
+            satfinite: Some(true),
+        },
+        Pair {
+            dtype: "e4m3x2",
+            atype: "f16x2",
+            dst: Fp8E4M3,
+            src: Half,
+            roundings: RN,
+            satfinite: Some(true),
+        },
+        Pair {
+            dtype: "e5m2x2",
+            atype: "f16x2",
+            dst: Fp8E5M2,
+            src: Half,
+            roundings: RN,
+            satfinite: Some(true),
+        },
+        Pair {
+            dtype: "f16x2",
+            atype: "e4m3x2",
+            dst: Half,
+            src: Fp8E4M3,
+            roundings: RN,
+            satfinite: None,
+        },
+        Pair {
+            dtype: "f16x2",
+            atype: "e5m2x2",
+            dst: Half,
+            src: Fp8E5M2,
+            roundings: RN,
+            satfinite: None,
+        },
+    ]
+};
+
+/// Reads the modifiers of a packed `cvt` ([`Pair`]) into its width-2 request. Its NaN result is
+/// the canonical NaN (what sm_90 gives for every NaN through these, measured: `docs/ptx.md`),
+/// `.relu` the ISA's clamp; `.satfinite` into `.f16x2` is refused as it is for `.f16`.
+fn parse_pair(
+    pair: &Pair,
+    modifiers: &[&str],
+    bad: &dyn Fn(String) -> RequestError,
+) -> Result<Request, RequestError> {
+    let line = format!("cvt.{}.{}", pair.dtype, pair.atype);
+    let (mut rounding, mut relu, mut satfinite) = (None, false, false);
+    for &m in modifiers {
+        match m {
+            "relu" => relu = true,
+            "satfinite" if pair.satfinite.is_some() => satfinite = true,
+            m if pair.roundings.contains(&m) => rounding = Some(mode(m)),
+            "rn" | "rz" | "rm" | "rp" | "rni" | "rzi" | "rmi" | "rpi" | "rna" => {
+                return Err(bad(format!(
+                    "{line} rounds with .{} only (the ISA's syntax line)",
+                    pair.roundings.join(" or .")
+                )))
+            }
+            other => {
+                return Err(bad(format!(
+                    "`.{other}` is no modifier of {line} (it takes .{}{}{})",
+                    pair.roundings.join("/."),
+                    match pair.satfinite {
+                        Some(true) => ", .satfinite (required)",
+                        Some(false) => ", .satfinite",
+                        None => "",
+                    },
+                    ", .relu"
+                )))
+            }
+        }
+    }
+    let Some(rounding) = rounding else {
+        return Err(bad(format!(
+            "{line} needs its rounding modifier .{}",
+            pair.roundings.join(" or .")
+        )));
+    };
+    if pair.satfinite == Some(true) && !satfinite {
+        return Err(bad(format!(
+            "{line} needs .satfinite (the ISA's syntax line: `cvt.rn.satfinite{{.relu}}`)"
+        )));
+    }
+    if satfinite && pair.dst == ScalarType::Half {
+        return Err(bad(
+            "`.satfinite` into .f16x2: clconv has no saturating conversion into half (it reads              .satfinite into .bf16x2 and the fp8 pairs)"
+                .into(),
+        ));
+    }
+    let rules = Rules {
+        float_result: if relu {
+            FloatResult::Relu
+        } else {
+            FloatResult::CanonicalNan
+        },
+        ..Rules::OPENCL
+    };
+    let (s, d) = (
+        VectorType::new(pair.src, Width::W2),
+        VectorType::new(pair.dst, Width::W2),
+    );
+    let conversion = Conversion::new(s, d, satfinite, Some(rounding), Extensions::with_fp16())?
+        .with_rules(rules);
+    Ok(Request::Convert(conversion))
+}
+
 /// Which rounding modifier a `cvt` from `src` into `dst` takes: the ISA's rules, quoted in
 /// [`parse_cvt`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -338,6 +514,27 @@ pub(super) fn spellings() -> Vec<String> {
                     for sat in sats {
                         out.push(format!("cvt.{m}{ftz}{sat}{d}.{a}"));
                     }
+                }
+            }
+        }
+    }
+    // The packed pairs, each with every modifier its syntax line allows.
+    for pair in &PAIRS {
+        let sats: &[&str] = match pair.satfinite {
+            Some(true) => &["satfinite."],
+            Some(false) if pair.dst != ScalarType::Half => &["", "satfinite."],
+            _ => &[""],
+        };
+        for m in pair.roundings {
+            for sat in sats {
+                for relu in ["", "relu."] {
+                    // In the syntax line's order: `.relu` first into .f16x2/.bf16x2.
+                    let modifiers = if pair.satfinite == Some(true) {
+                        format!("{sat}{relu}")
+                    } else {
+                        format!("{relu}{sat}")
+                    };
+                    out.push(format!("cvt.{m}.{modifiers}{}.{}", pair.dtype, pair.atype));
                 }
             }
         }
