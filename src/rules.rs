@@ -191,6 +191,13 @@ impl Rules {
         if src.is_bool() || dst.is_bool() {
             return Rules::OPENCL;
         }
+        // The narrow formats (FP4, FP6, E8M0, the FNUZ fp8s, tf32) take none of these rules:
+        // their names refuse them (`ConversionError::NarrowModifier`), and a rule set given
+        // through `Conversion::with_rules` is dropped rather than lowered into a shape no
+        // lowering has (a tf32 `_relu` once reached an unreachable arm).
+        if src.is_narrow() || dst.is_narrow() {
+            return Rules::OPENCL;
+        }
         // The float rules where they can change a result: a clamp of a float result; flushing
         // where a binary32 operand or result can be subnormal (a float operand; a float result
         // from a format whose range reaches float's subnormals).

@@ -317,3 +317,42 @@ fn kernels_match_the_reference_on_every_flag_set() {
         }
     }
 }
+
+/// A rule no narrow format takes, given through `Conversion::with_rules` (as a front end
+/// builds its requests), is dropped, not lowered into a shape no lowering has: the request is
+/// the plain one and compiles (a tf32 `_relu` once reached an unreachable arm of the lowering).
+#[test]
+fn rules_on_narrow_formats_are_dropped_not_lowered() {
+    use clconv::rules::{FloatResult, Rules};
+    use clconv::{Conversion, ScalarType, VectorType};
+    for dst in [
+        ScalarType::Tf32,
+        ScalarType::Fp4E2M1,
+        ScalarType::Fp8E4M3Fnuz,
+    ] {
+        for float_result in [
+            FloatResult::Relu,
+            FloatResult::CanonicalNan,
+            FloatResult::UnitInterval,
+        ] {
+            let plain = Conversion::new(
+                VectorType::scalar(ScalarType::Float),
+                VectorType::scalar(dst),
+                false,
+                Some(Rounding::Rtz),
+                Extensions::default(),
+            )
+            .unwrap();
+            let ruled = plain.with_rules(Rules {
+                float_result,
+                ..Rules::OPENCL
+            });
+            assert_eq!(ruled, plain, "{dst:?} {float_result:?}");
+            #[cfg(feature = "jit")]
+            clconv::jit::Jit::new()
+                .unwrap()
+                .compile_request(&Request::Convert(ruled))
+                .unwrap_or_else(|e| panic!("{ruled}: {e}"));
+        }
+    }
+}

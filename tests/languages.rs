@@ -276,6 +276,25 @@ mod through_the_jit {
             floats(&[f32::NAN, 1.5]),
             halves(&[0x7fff, 0x3e00]),
         );
+        // `.tf32`: the top 10 fraction bits kept, the low 13 zero. 0x3f801000 and 0x3f803000
+        // are ties (to even: down, up); FLT_MAX rounds to infinity, `.satfinite` keeps the
+        // largest tf32; `.rz` truncates.
+        let words = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        bits(
+            "ptx:cvt.rn.tf32.f32",
+            words(&[0x3f80_1000, 0x3f80_3000, 0x7f7f_ffff]),
+            words(&[0x3f80_0000, 0x3f80_4000, 0x7f80_0000]),
+        );
+        bits(
+            "ptx:cvt.rn.satfinite.tf32.f32",
+            words(&[0x7f7f_ffff, 0xff80_0000]),
+            words(&[0x7f7f_e000, 0xff7f_e000]),
+        );
+        bits(
+            "ptx:cvt.rz.tf32.f32",
+            words(&[0x3f80_3fff, 0xbf80_0000]),
+            words(&[0x3f80_2000, 0xbf80_0000]),
+        );
     }
 
     /// WGSL 15.7.6, the Note's examples, one by one.
@@ -662,7 +681,9 @@ fn what_a_language_does_not_have_is_a_typed_error() {
             "ptx:cvt.rn.relu.f32.f64",
             "`.relu` applies to .f16 and .bf16",
         ),
-        ("ptx:cvt.rna.tf32.f32", ".tf32, FP4, FP6"),
+        ("ptx:cvt.rna.tf32.f32", "ties away from zero"),
+        ("ptx:cvt.rm.tf32.f32", "rounds with .rn or .rz only"),
+        ("ptx:cvt.rn.relu.tf32.f32", "not read yet"),
         // The packed pairs' syntax lines (PTX ISA 9.7.9.21).
         ("ptx:cvt.rn.e4m3x2.f32", "needs .satfinite"),
         ("ptx:cvt.rz.satfinite.e4m3x2.f32", "rounds with .rn only"),

@@ -68,8 +68,9 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
                          from .f32 (two operands), .e4m3x2/.e5m2x2 from .f16x2 and .f16x2 from \
                          .e4m3x2/.e5m2x2"
                     }
-                    "tf32" | "e2m1x2" | "e2m3x2" | "e3m2x2" | "ue8m0x2" => {
-                        ": the .tf32, FP4, FP6 and .ue8m0x2 forms are not read yet"
+                    "tf32" => ": clconv reads `cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32`",
+                    "e2m1x2" | "e2m3x2" | "e3m2x2" | "ue8m0x2" => {
+                        ": the FP4, FP6 and .ue8m0x2 forms are not read yet"
                     }
                     _ => "",
                 };
@@ -121,8 +122,8 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
             }
             "rna" => {
                 return Err(bad(
-                    "`.rna` (ties away from zero) is defined only for `cvt.rna.tf32.f32`, and \
-                     clconv has no .tf32 type"
+                    "`.rna` (ties away from zero) is defined only for `cvt.rna.tf32.f32`, which \
+                     clconv does not read yet"
                         .into(),
                 ))
             }
@@ -282,76 +283,57 @@ struct Pair {
     roundings: &'static [&'static str],
     /// `.satfinite`: `Some(true)` required, `Some(false)` optional, `None` not allowed.
     satfinite: Option<bool>,
+    /// Elements: 2 for the pairs, 1 for `.tf32`.
+    width: Width,
+    /// What a NaN gives without `.relu`: the canonical NaN where sm_90 was measured to give it,
+    /// clconv's NaN rule (sign and payload kept, quiet) where it was not (`.tf32`).
+    nan: FloatResult,
 }
 
-const PAIRS: [Pair; 8] = {
-    use ScalarType::{BFloat, Float, Fp8E4M3, Fp8E5M2, Half};
+const PAIRS: [Pair; 9] = {
+    use FloatResult::{CanonicalNan, Rounded};
+    use ScalarType::{BFloat, Float, Fp8E4M3, Fp8E5M2, Half, Tf32};
+    use Width::{W1, W2};
     const RN_RZ: &[&str] = &["rn", "rz"];
     const RN: &[&str] = &["rn"];
+    const fn pair(
+        dtype: &'static str,
+        atype: &'static str,
+        dst: ScalarType,
+        src: ScalarType,
+        roundings: &'static [&'static str],
+        satfinite: Option<bool>,
+    ) -> Pair {
+        Pair {
+            dtype,
+            atype,
+            dst,
+            src,
+            roundings,
+            satfinite,
+            width: W2,
+            nan: CanonicalNan,
+        }
+    }
     [
+        pair("f16x2", "f32", Half, Float, RN_RZ, Some(false)),
+        pair("bf16x2", "f32", BFloat, Float, RN_RZ, Some(false)),
+        pair("e4m3x2", "f32", Fp8E4M3, Float, RN, Some(true)),
+        pair("e5m2x2", "f32", Fp8E5M2, Float, RN, Some(true)),
+        pair("e4m3x2", "f16x2", Fp8E4M3, Half, RN, Some(true)),
+        pair("e5m2x2", "f16x2", Fp8E5M2, Half, RN, Some(true)),
+        pair("f16x2", "e4m3x2", Half, Fp8E4M3, RN, None),
+        pair("f16x2", "e5m2x2", Half, Fp8E5M2, RN, None),
+        // `cvt.frnd2{.satfinite}{.relu}.tf32.f32 d, a;` (`.rna` is the other line: not read).
         Pair {
-            dtype: "f16x2",
+            dtype: "tf32",
             atype: "f32",
-            dst: Half,
+            dst: Tf32,
             src: Float,
             roundings: RN_RZ,
             satfinite: Some(false),
-        },
-        Pair {
-            dtype: "bf16x2",
-            atype: "f32",
-            dst: BFloat,
-            src: Float,
-            roundings: RN_RZ,
-            satfinite: Some(false),
-        },
-        Pair {
-            dtype: "e4m3x2",
-            atype: "f32",
-            dst: Fp8E4M3,
-            src: Float,
-            roundings: RN,
-            satfinite: Some(true),
-        },
-        Pair {
-            dtype: "e5m2x2",
-            atype: "f32",
-            dst: Fp8E5M2,
-            src: Float,
-            roundings: RN,
-            satfinite: Some(true),
-        },
-        Pair {
-            dtype: "e4m3x2",
-            atype: "f16x2",
-            dst: Fp8E4M3,
-            src: Half,
-            roundings: RN,
-            satfinite: Some(true),
-        },
-        Pair {
-            dtype: "e5m2x2",
-            atype: "f16x2",
-            dst: Fp8E5M2,
-            src: Half,
-            roundings: RN,
-            satfinite: Some(true),
-        },
-        Pair {
-            dtype: "f16x2",
-            atype: "e4m3x2",
-            dst: Half,
-            src: Fp8E4M3,
-            roundings: RN,
-            satfinite: None,
-        },
-        Pair {
-            dtype: "f16x2",
-            atype: "e5m2x2",
-            dst: Half,
-            src: Fp8E5M2,
-            roundings: RN,
-            satfinite: None,
+            width: W1,
+            nan: Rounded,
         },
     ]
 };
@@ -368,9 +350,21 @@ fn parse_pair(
     let (mut rounding, mut relu, mut satfinite) = (None, false, false);
     for &m in modifiers {
         match m {
+            "relu" if pair.dst == ScalarType::Tf32 => {
+                return Err(bad(
+                    "`.relu` into .tf32 is not read yet (clconv's tf32 has no relu rule)".into(),
+                ))
+            }
             "relu" => relu = true,
             "satfinite" if pair.satfinite.is_some() => satfinite = true,
             m if pair.roundings.contains(&m) => rounding = Some(mode(m)),
+            "rna" if pair.dst == ScalarType::Tf32 => {
+                return Err(bad(
+                    "`cvt.rna.tf32.f32` rounds ties away from zero, a rounding clconv does not \
+                     have yet: `.rn` and `.rz` are read"
+                        .into(),
+                ))
+            }
             "rn" | "rz" | "rm" | "rp" | "rni" | "rzi" | "rmi" | "rpi" | "rna" => {
                 return Err(bad(format!(
                     "{line} rounds with .{} only (the ISA's syntax line)",
@@ -409,16 +403,12 @@ fn parse_pair(
         ));
     }
     let rules = Rules {
-        float_result: if relu {
-            FloatResult::Relu
-        } else {
-            FloatResult::CanonicalNan
-        },
+        float_result: if relu { FloatResult::Relu } else { pair.nan },
         ..Rules::OPENCL
     };
     let (s, d) = (
-        VectorType::new(pair.src, Width::W2),
-        VectorType::new(pair.dst, Width::W2),
+        VectorType::new(pair.src, pair.width),
+        VectorType::new(pair.dst, pair.width),
     );
     let conversion = Conversion::new(s, d, satfinite, Some(rounding), Extensions::with_fp16())?
         .with_rules(rules);
@@ -527,9 +517,14 @@ pub(super) fn spellings() -> Vec<String> {
         };
         for m in pair.roundings {
             for sat in sats {
-                for relu in ["", "relu."] {
+                let relus: &[&str] = if pair.dst == ScalarType::Tf32 {
+                    &[""]
+                } else {
+                    &["", "relu."]
+                };
+                for relu in relus {
                     // In the syntax line's order: `.relu` first into .f16x2/.bf16x2.
-                    let modifiers = if pair.satfinite == Some(true) {
+                    let modifiers = if !matches!(pair.dtype, "f16x2" | "bf16x2") {
                         format!("{sat}{relu}")
                     } else {
                         format!("{relu}{sat}")
