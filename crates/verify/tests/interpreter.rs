@@ -193,48 +193,76 @@ fn other_targets_kernels_match_the_reference() {
             .name
     };
     let mut seen = std::collections::HashSet::new();
-    let (mut checked, mut elements) = (0usize, 0usize);
-    let mut failed = Vec::new();
-    let mut unsupported = Vec::new();
-    for target in Target::ALL.into_iter().filter(|&t| t != Target::Host) {
-        let isa = target.isa().unwrap();
+    // The work first: each (target, request) whose recipe the host does not use, once per
+    // recipe. Then the interpreter runs on every core (the checks are independent).
+    let mut work = Vec::new();
+    let isas: Vec<_> = Target::ALL
+        .into_iter()
+        .filter(|&t| t != Target::Host)
+        .map(|t| (t, t.isa().unwrap()))
+        .collect();
+    for (k, (target, isa)) in isas.iter().enumerate() {
         let mut here = 0;
         let widths = [Width::W1, Width::W3, Width::W16];
         for r in requests.iter().filter(|r| widths.contains(&r.src().width)) {
-            let recipe = recipe_of(&*isa, r);
+            let recipe = recipe_of(&**isa, r);
             if recipe == recipe_of(&*host, r) || !seen.insert((*r, recipe)) {
                 continue;
             }
             here += 1;
-            match interp::check_request_on(r, &*isa, INPUTS_OTHER_TARGETS, SEED) {
-                Ok(o) => {
-                    assert_eq!(o.recipe, recipe);
-                    elements += o.elements;
-                    if let Some(u) = &o.unsupported {
-                        unsupported.push(format!(
-                            "{}: {r} (recipe {recipe}): {}",
-                            target.name(),
-                            u.what
-                        ));
-                    }
-                    if o.mismatch_count > 0 {
-                        failed.push(format!(
-                            "{}: {r} (recipe {recipe}): {} mismatches, first {:?}",
-                            target.name(),
-                            o.mismatch_count,
-                            o.mismatches.first()
-                        ));
-                    }
-                }
-                Err(e) => failed.push(format!("{}: {r} (recipe {recipe}): {e}", target.name())),
-            }
+            work.push((k, *r, recipe));
         }
         eprintln!(
             "{}: {here} requests with a recipe the host does not use",
             target.name()
         );
-        checked += here;
     }
+    let checked = work.len();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    type Outcome = (usize, Vec<String>, Vec<String>);
+    let results: Vec<Outcome> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let (mut elements, mut failed, mut unsupported) = (0, Vec::new(), Vec::new());
+                    while let Some(&(k, r, recipe)) =
+                        work.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                    {
+                        let (target, isa) = &isas[k];
+                        match interp::check_request_on(&r, &**isa, INPUTS_OTHER_TARGETS, SEED) {
+                            Ok(o) => {
+                                assert_eq!(o.recipe, recipe);
+                                elements += o.elements;
+                                if let Some(u) = &o.unsupported {
+                                    unsupported.push(format!(
+                                        "{}: {r} (recipe {recipe}): {}",
+                                        target.name(),
+                                        u.what
+                                    ));
+                                }
+                                if o.mismatch_count > 0 {
+                                    failed.push(format!(
+                                        "{}: {r} (recipe {recipe}): {} mismatches, first {:?}",
+                                        target.name(),
+                                        o.mismatch_count,
+                                        o.mismatches.first()
+                                    ));
+                                }
+                            }
+                            Err(e) => failed
+                                .push(format!("{}: {r} (recipe {recipe}): {e}", target.name())),
+                        }
+                    }
+                    (elements, failed, unsupported)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let elements: usize = results.iter().map(|r| r.0).sum();
+    let failed: Vec<String> = results.iter().flat_map(|r| r.1.clone()).collect();
+    let unsupported: Vec<String> = results.iter().flat_map(|r| r.2.clone()).collect();
     for f in failed.iter().take(40) {
         eprintln!("{f}");
     }
