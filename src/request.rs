@@ -155,8 +155,11 @@ impl Builtin {
             } => {
                 let c = Conversion::new(src, dst, saturate, rounding, ext)?.with_rules(rules);
                 let narrow = [src.elem, dst.elem].into_iter().find(|t| t.is_narrow());
+                // The rules as written, not as normalised: a narrow format's normalised rules
+                // are always OpenCL's (`Rules::normalised` drops what they do not take), and
+                // a name that writes one is refused.
                 match narrow {
-                    Some(narrow) if c.rules() != Rules::OPENCL => {
+                    Some(narrow) if rules != Rules::OPENCL => {
                         Err(RequestError::NarrowModifier { narrow })
                     }
                     _ => Ok(Request::Convert(c)),
