@@ -293,16 +293,16 @@ impl FastConverter {
         };
         let sign = 1u64 << (m + e);
         let magnitude = bits & (sign - 1);
+        // E4M3's only NaNs are S.1111.111; the other formats' are past infinity's bits. (PTX's
+        // `.relu` reaches E4M3 through `cvt.rn.satfinite.relu.e4m3x2`: 0x79, 288, is no NaN.)
+        let is_nan = if self.dst == ScalarType::Fp8E4M3 {
+            magnitude == sign - 1
+        } else {
+            magnitude > mask(e) << m
+        };
         if self.result == FloatResult::CanonicalNan {
-            // E4M3's only NaNs are S.1111.111; the other formats' are past infinity's bits.
-            let is_nan = if self.dst == ScalarType::Fp8E4M3 {
-                magnitude == sign - 1
-            } else {
-                magnitude > mask(e) << m
-            };
             return if is_nan { sign - 1 } else { bits };
         }
-        let is_nan = magnitude > mask(e) << m; // IEEE-like formats only: PTX's clamps are on those
         let negative = bits & sign != 0;
         match self.result {
             FloatResult::UnitInterval => {
