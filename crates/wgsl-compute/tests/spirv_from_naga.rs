@@ -14,13 +14,18 @@ fn spirv_of(wgsl: &str) -> Vec<u8> {
     )
     .validate(&module)
     .unwrap();
+    let defaults = naga::back::spv::Options::default();
     let options = naga::back::spv::Options {
         debug_info: Some(naga::back::spv::DebugInfo {
             source_code: wgsl,
             file_name: "shader.wgsl",
             language: naga::back::spv::SourceLanguage::WGSL,
         }),
-        ..Default::default()
+        // naga writes `OpSource` only under its DEBUG flag, which its default options set only
+        // in a build with debug assertions (the workspace builds its dependencies without):
+        // set it, as a compiler that wants the source language in its modules does.
+        flags: defaults.flags | naga::back::spv::WriterFlags::DEBUG,
+        ..defaults
     };
     let words = naga::back::spv::write_vec(&module, &info, &options, None).unwrap();
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
