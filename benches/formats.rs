@@ -899,7 +899,10 @@ fn bench_nvfp4(jit: &Jit) -> String {
                     .unwrap()
             }),
             ns_per_run(reps, &mut || plain(&floats, &mut pe, &mut ps)),
-            ns_per_run(reps, &mut || copy_dst.copy_from_slice(&copy_src)),
+            ns_per_run(reps, &mut || {
+                copy_dst.copy_from_slice(black_box(&copy_src));
+                black_box(&copy_dst);
+            }),
         ];
         for (v, ns) in times.iter_mut().zip(t) {
             v.push(ns);
