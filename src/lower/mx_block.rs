@@ -333,17 +333,7 @@ impl Lowering {
     ) -> Result<(Vec<Value>, Value), LowerError> {
         let (max, emax) = mx_element(elem)?;
         check_parts(b, values, types::F32, MX_BLOCK, "the values")?;
-        let magnitude = b.ins().iconst(types::I32, 0x7fff_ffff);
-        let mut amax = None;
-        for &v in values {
-            let bits = super::values::bitcast_le(b, types::I32, v);
-            let m = b.ins().band(bits, magnitude);
-            amax = Some(match amax {
-                None => m,
-                Some(a) => b.ins().smax(a, m),
-            });
-        }
-        let amax = amax.expect("32 values");
+        let amax = magnitude_bits_max(b, values);
         let (code, nonfinite) = scale_code(b, amax, rule, max, emax);
         let top = b.ins().iconst(types::I32, 254);
         let factor = b.ins().isub(top, code);
@@ -511,6 +501,22 @@ fn mx_element(elem: ScalarType) -> Result<(f64, i32), LowerError> {
             elem.name()
         ),
     })
+}
+
+/// The integer maximum of the F32 `values`' magnitudes as bits: the largest magnitude's bits,
+/// at least 0x7f800000 exactly when a value is an infinity or a NaN. `values` is not empty.
+pub(super) fn magnitude_bits_max(b: &mut FunctionBuilder, values: &[Value]) -> Value {
+    let magnitude = b.ins().iconst(types::I32, 0x7fff_ffff);
+    let mut amax = None;
+    for &v in values {
+        let bits = super::values::bitcast_le(b, types::I32, v);
+        let m = b.ins().band(bits, magnitude);
+        amax = Some(match amax {
+            None => m,
+            Some(a) => b.ins().smax(a, m),
+        });
+    }
+    amax.expect("a block has values")
 }
 
 pub(super) fn check_parts(

@@ -20,7 +20,7 @@
 //! The way back multiplies element x scale x tensor scale in double, 2 + 4 + 24 significant
 //! bits: exact, so the one rounding is the caller's into its value type.
 
-use super::mx_block::{check_parts, single};
+use super::mx_block::{check_parts, magnitude_bits_max, single};
 use super::{ElementConversion, LowerError, Lowering};
 use crate::mx::NVFP4_BLOCK;
 use crate::types::{Rounding, ScalarType};
@@ -72,17 +72,7 @@ impl Lowering {
         check_parts(b, values, types::F32, NVFP4_BLOCK, "the values")?;
         check_parts(b, &[tensor_scale], types::F32, 1, "the tensor scale")?;
         // The largest magnitude as bits: at least 0x7f800000 for an infinity or a NaN.
-        let magnitude = b.ins().iconst(types::I32, 0x7fff_ffff);
-        let mut amax = None;
-        for &v in values {
-            let bits = super::values::bitcast_le(b, types::I32, v);
-            let m = b.ins().band(bits, magnitude);
-            amax = Some(match amax {
-                None => m,
-                Some(a) => b.ins().smax(a, m),
-            });
-        }
-        let amax = amax.expect("16 values");
+        let amax = magnitude_bits_max(b, values);
         let finite = b
             .ins()
             .icmp_imm_u(IntCC::UnsignedLessThan, amax, 0x7f80_0000);
