@@ -245,3 +245,42 @@ fn the_request_model_imports_no_spelling_and_no_lowering() {
         );
     }
 }
+
+/// Features only add code: no item or expression is compiled only when a feature is off. CI
+/// relies on it (`.ci/run`): the tests run once, with every feature, and the feature sets
+/// without some are compiled (clippy) but not run again. Lint attributes (`cfg_attr(not(...),
+/// allow(...))`) change no code and are allowed.
+#[test]
+fn features_only_add_code() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["src", "tests", "examples", "benches"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    // Built with concat! so that this file does not match itself.
+    let (attribute, inner, expression) = (
+        concat!("#[", "cfg("),
+        concat!("#![", "cfg("),
+        concat!("cfg", "!("),
+    );
+    let mut found = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (n, line) in code_of(&text).lines().enumerate() {
+            let compact: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            let negated_feature = compact.contains("not(") && compact.contains("feature");
+            let conditional = compact.contains(attribute) || compact.contains(inner);
+            if (conditional && negated_feature)
+                || (compact.contains(expression) && compact.contains("feature"))
+            {
+                found.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(files.len() > 50, "the walk found the crate's files");
+    assert!(
+        found.is_empty(),
+        "code compiled only without a feature (CI runs the tests with every feature only):\n{}",
+        found.join("\n")
+    );
+}

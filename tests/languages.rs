@@ -297,6 +297,133 @@ mod through_the_jit {
         );
     }
 
+    /// CUDA's narrow-format functions and 16-bit float intrinsics, by what CUDA 13.0's headers
+    /// compute (`cuda_fp8.hpp`, `cuda_fp6.hpp`, `cuda_fp4.hpp`, `cuda_bf16.h`: quoted in
+    /// `docs/ptx.md`). Values by hand.
+    #[test]
+    fn cuda_narrow_functions_and_bfloat16() {
+        let jit = Jit::new().unwrap();
+        let bits = |name: &str, src: Vec<u8>, want: Vec<u8>| {
+            let mut got = vec![0u8; want.len()];
+            let kernel = jit.compile(name).unwrap();
+            kernel.run_bytes(Layout::Packed, &src, &mut got).unwrap();
+            assert_eq!(got, want, "{name} through the JIT");
+            reference::evaluate(&parse(name), Layout::Packed, &src, &mut got).unwrap();
+            assert_eq!(got, want, "{name} through the reference");
+        };
+        let floats = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let doubles = |v: &[f64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let halves = |v: &[u16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        // SATFINITE: -500 and -inf give -448 (0xfe), +inf 448 (0x7e); a float NaN of either
+        // sign "Canonical NaN" 0x7f; 0.3 is 1.25 x 2^-2 (0x2a).
+        bits(
+            "cuda:__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3)",
+            floats(&[-500.0, f32::NEG_INFINITY, f32::INFINITY, -f32::NAN, 0.3]),
+            vec![0xfe, 0xfe, 0x7e, 0x7f, 0x2a],
+        );
+        // From double without saturation: an overflow is E4M3's NaN with the sign (0x7f |
+        // sign); a NaN keeps its sign; 464 is a tie, to even (448, 0x7e).
+        bits(
+            "cuda:__nv_cvt_double_to_fp8(x, __NV_NOSAT, __NV_E4M3)",
+            doubles(&[-500.0, -f64::NAN, 464.0]),
+            vec![0xff, 0xff, 0x7e],
+        );
+        // E5M2 without saturation: 61440 is the tie past 57344, to even: infinity (0x7c).
+        bits(
+            "cuda:__nv_cvt_float2_to_fp8x2(v, __NV_NOSAT, __NV_E5M2)",
+            floats(&[61440.0, -1.0]),
+            vec![0x7c, 0xbc],
+        );
+        // Half in, `.x` first: 1.0 (0x3c00) is E4M3 0x38; half's -NaN the canonical 0x7f.
+        bits(
+            "cuda:__nv_cvt_halfraw2_to_fp8x2(h, __NV_SATFINITE, __NV_E4M3)",
+            halves(&[0x3c00, 0xfe00]),
+            vec![0x38, 0x7f],
+        );
+        // FP4 toward zero: 5.9 -> 4 (0x6), -7 -> -6 (0xf, saturated), NaN -> +6 (0x7), 0.4 ->
+        // 0 (0x0), -0.4 -> -0 (0x8).
+        bits(
+            "cuda:__nv_cvt_float_to_fp4(x, __NV_E2M1, cudaRoundZero)",
+            floats(&[5.9, -7.0, f32::NAN, 0.4, -0.4]),
+            vec![0x6, 0xf, 0x7, 0x0, 0x8],
+        );
+        // Nearest: 0.25 is the tie between 0 and 0.5, to even (0); 0.26 -> 0.5 (0x1).
+        bits(
+            "cuda:__nv_cvt_float_to_fp4(x, __NV_E2M1, cudaRoundNearest)",
+            floats(&[0.25, 0.26]),
+            vec![0x0, 0x1],
+        );
+        // FP6 E3M2, a pair: 30 -> 28 (0x1f), 0.3 = 1.2 x 2^-2 -> 1.25 x 2^-2: exponent field
+        // 1, mantissa 01 (0x05).
+        bits(
+            "cuda:__nv_cvt_float2_to_fp6x2(x, __NV_E3M2, cudaRoundNearest)",
+            floats(&[30.0, 0.3]),
+            vec![0x1f, 0x05],
+        );
+        // Upward: 1.01 -> 1.125 in E2M3 (0x09).
+        bits(
+            "cuda:__nv_cvt_double_to_fp6(x, __NV_E2M3, cudaRoundPosInf)",
+            doubles(&[1.01]),
+            vec![0x09],
+        );
+        // Decoders into half: E4M3 0xff (NaN) gives 0x7fff; 0x38 1.0; FP4 0x7 6.0 (0x4600);
+        // E2M3 0x1f 7.5 (0x4780).
+        bits(
+            "cuda:__nv_cvt_fp8_to_halfraw(x, __NV_E4M3)",
+            vec![0xff, 0x38],
+            halves(&[0x7fff, 0x3c00]),
+        );
+        bits(
+            "cuda:__nv_cvt_fp4_to_halfraw(x, __NV_E2M1)",
+            vec![0x7, 0xf],
+            halves(&[0x4600, 0xc600]),
+        );
+        bits(
+            "cuda:__nv_cvt_fp6x2_to_halfraw2(x, __NV_E2M3)",
+            vec![0x1f, 0x08],
+            halves(&[0x4780, 0x3c00]),
+        );
+        // bfloat16: 0x3f808001 is just above the tie 0x3f808000: nearest gives 0x3f81, toward
+        // zero 0x3f80; NaN the canonical 0x7fff (cvt.rz.bf16.f32 on sm_90).
+        let odd = f32::from_bits(0x3f80_8001);
+        bits("cuda:__float2bfloat16", floats(&[odd]), halves(&[0x3f81]));
+        bits(
+            "cuda:__float2bfloat16_rz(x)",
+            floats(&[odd, -f32::NAN]),
+            halves(&[0x3f80, 0x7fff]),
+        );
+        // "Low 16 bits of the return value correspond to the input a": a pair's element 0.
+        bits(
+            "cuda:__floats2bfloat162_rn",
+            floats(&[1.0, -2.0]),
+            halves(&[0x3f80, 0xc000]),
+        );
+        // bfloat16 -> integers: NaN gives 0, into long long 0x8000000000000000; 2.5 to even.
+        bits(
+            "cuda:__bfloat162int_rn",
+            halves(&[0x7fc0, 0x4020]),
+            [0i32, 2].iter().flat_map(|x| x.to_le_bytes()).collect(),
+        );
+        bits(
+            "cuda:__bfloat162ll_rn",
+            halves(&[0x7fc0]),
+            i64::MIN.to_le_bytes().to_vec(),
+        );
+        bits(
+            "cuda:__bfloat162char_rz",
+            halves(&[0xc2fe, 0x4300]),
+            vec![0x81, 0x7f],
+        );
+        bits(
+            "cuda:__short2half_rd",
+            [2049i16, -2049]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect(),
+            halves(&[0x6800, 0xe801]),
+        );
+    }
+
     /// WGSL 15.7.6, the Note's examples, one by one.
     /// What sm_90 gives where the PTX ISA leaves the bits open (measured, `docs/ptx.md`),
     /// values from that measurement: the canonical NaN between .f32, .f16 and .bf16; no flush
@@ -640,6 +767,47 @@ fn each_spelling_is_the_request_its_rules_make() {
         ("cuda:__float2half_rz", "convert_half_nancanon_rtz(float)"),
         ("cuda:__half2float", "convert_float_nancanon_rte(half)"),
         ("cuda:__double2ll_rd", "convert_long_satmsb_rtn(double)"),
+        // cuda_bf16.h and cuda_fp16.h: the `cvt` each compiles to; the pairs at width 2.
+        (
+            "cuda:__float2bfloat16_rz",
+            "convert_bfloat_nancanon_rtz(float)",
+        ),
+        ("cuda:__bfloat162ll_rn", "convert_long_satmsb_rte(bfloat)"),
+        (
+            "cuda:__floats2bfloat162_rn",
+            "convert_bfloat2_nancanon_rte(float2)",
+        ),
+        ("cuda:__half22float2", "convert_float2_nancanon_rte(half2)"),
+        ("cuda:__ushort2half_ru(x)", "convert_half_rtp(ushort)"),
+        // cuda_fp8.h, cuda_fp6.h, cuda_fp4.h: by the headers' code.
+        (
+            "cuda:__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3)",
+            "convert_fp8e4m3_sat_nancanon_rte(float)",
+        ),
+        (
+            "cuda:__nv_cvt_double2_to_fp8x2(v, __NV_NOSAT, __NV_E4M3)",
+            "convert_fp8e4m3x2_rte(double2)",
+        ),
+        (
+            "cuda:__nv_cvt_bfloat16raw_to_fp8(b, __NV_NOSAT, __NV_E5M2)",
+            "convert_fp8e5m2_nancanon_rte(bfloat)",
+        ),
+        (
+            "cuda:__nv_cvt_float_to_fp6(x, __NV_E3M2, cudaRoundZero)",
+            "convert_fp6e3m2_sat_rtz(float)",
+        ),
+        (
+            "cuda:__nv_cvt_halfraw_to_fp4(x, __NV_E2M1, cudaRoundMinInf)",
+            "convert_fp4e2m1_sat_rtn(half)",
+        ),
+        (
+            "cuda:__nv_cvt_fp4_to_halfraw(x, __NV_E2M1)",
+            "convert_half(fp4e2m1)",
+        ),
+        (
+            "cuda:__nv_cvt_fp8x2_to_halfraw2(x, __NV_E5M2)",
+            "convert_half2_nancanon(fp8e5m2x2)",
+        ),
     ];
     for (spelling, canonical) in cases {
         assert_eq!(parse(spelling).to_string(), canonical, "{spelling}");
@@ -725,6 +893,43 @@ fn what_a_language_does_not_have_is_a_typed_error() {
         ("cuda:__int2double_rz", "only `__int2double_rn`"),
         ("cuda:__uint2double_rd", "only `__uint2double_rn`"),
         ("cuda:__double2half_rn", "no rounding suffix"),
+        ("cuda:__double2bfloat16_rz", "no rounding suffix"),
+        (
+            "cuda:__char2half_rn",
+            "not one of the conversion intrinsics",
+        ),
+        ("cuda:__float2half2_rn", "broadcast"),
+        ("cuda:__float2int_rn(x, y)", "takes one argument"),
+        ("cuda:__float2int_rn(1.5)", "C identifier"),
+        (
+            "cuda:__nv_cvt_float_to_fp8(x, __NV_NOSAT, __NV_E4M3)",
+            "keeps the sign of an overflow",
+        ),
+        (
+            "cuda:__nv_cvt_float2_to_fp4x2(x, __NV_E2M1, cudaRoundNearest)",
+            "two codes in one byte",
+        ),
+        (
+            "cuda:__nv_cvt_fp4x2_to_halfraw2(x, __NV_E2M1)",
+            "two codes in one byte",
+        ),
+        (
+            "cuda:__nv_cvt_float_to_e8m0(x, __NV_SATFINITE, cudaRoundPosInf)",
+            "magnitude",
+        ),
+        (
+            "cuda:__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E2M1)",
+            "is called as one of",
+        ),
+        ("cuda:__nv_cvt_float_to_fp8", "is called as one of"),
+        (
+            "cuda:__nv_cvt_fp8_to_bf16raw(x, __NV_E4M3)",
+            "not one of the `cuda_fp8.h`",
+        ),
+        (
+            "cuda:__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3",
+            "ends with `)`",
+        ),
         ("rust:f32 to i8", "expected `<type> as <type>`"),
         ("rust:f32 as i128", "128-bit"),
         ("wasm:i16x8.trunc_f16x8_s", "defines no result"),

@@ -17,6 +17,7 @@
 //! assert_eq!(hlsl.to_string(), "convert_int_sat(float)");
 //! ```
 
+mod cuda;
 mod glsl;
 mod hlsl;
 mod msl;
@@ -99,7 +100,7 @@ impl Language {
             Language::Rust => rust::parse(expression),
             Language::Wasm => wasm::parse(&compact),
             Language::Ptx => ptx::parse(&compact),
-            Language::Cuda => ptx::parse_cuda(&compact),
+            Language::Cuda => cuda::parse(&compact),
             Language::Wgsl => wgsl::parse(&compact),
             Language::Hlsl => hlsl::parse(&compact),
             Language::Glsl => glsl::parse(&compact),
@@ -187,7 +188,7 @@ impl Language {
             Language::Rust => rust::spellings(),
             Language::Wasm => wasm::spellings(),
             Language::Ptx => ptx::spellings(),
-            Language::Cuda => ptx::cuda_spellings().into_iter().map(|(n, _)| n).collect(),
+            Language::Cuda => cuda::spellings(),
         };
         written
             .into_iter()

@@ -1,7 +1,6 @@
 //! PTX: the `cvt` instruction by its modifiers and types (`ptx:cvt.rni.sat.s8.f32`,
-//! `ptx:cvt.rzi.s64.f64`, `ptx:cvt.rn.f16.f32`), and CUDA's conversion intrinsics
-//! (`cuda:__float2int_rn`, `cuda:__double2float_ru`, `cuda:__half2float`), which nvcc compiles
-//! to `cvt`.
+//! `ptx:cvt.rzi.s64.f64`, `ptx:cvt.rn.f16.f32`). CUDA's intrinsics, which nvcc compiles to
+//! `cvt`, are read in `cuda.rs` through [`parse_cvt`].
 //!
 //! Rules (quoted with their sections in `docs/ptx.md`): a float -> integer `cvt` "is clamped to
 //! the destination range by default" and rounds by its integer rounding modifier (`.rni`,
@@ -545,73 +544,4 @@ pub(super) fn spellings() -> Vec<String> {
         }
     }
     out
-}
-
-/// CUDA's conversion intrinsics: name, the `cvt` nvcc emits for it. The names are those CUDA
-/// 13's `crt/device_functions.h` (`__float2int_rn`, ...) and `cuda_fp16.h` declare: no
-/// `__int2double_rz`/`_ru`/`_rd` (an int is exact in a double: only `_rn` exists), and
-/// `__double2half` without a rounding suffix.
-pub(super) fn cuda_spellings() -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let ints = [
-        ("int", "s32"),
-        ("uint", "u32"),
-        ("ll", "s64"),
-        ("ull", "u64"),
-    ];
-    let floats = [("float", "f32"), ("double", "f64")];
-    let modes = [("rn", "rn"), ("rz", "rz"), ("ru", "rp"), ("rd", "rm")];
-    for (f, ft) in floats {
-        for (i, it) in ints {
-            for (s, p) in modes {
-                out.push((format!("__{f}2{i}_{s}"), format!("cvt.{p}i.{it}.{ft}")));
-                // Every 32-bit integer is a double: CUDA declares `__int2double_rn` and
-                // `__uint2double_rn` alone.
-                if f == "double" && matches!(i, "int" | "uint") && s != "rn" {
-                    continue;
-                }
-                out.push((format!("__{i}2{f}_{s}"), format!("cvt.{p}.{ft}.{it}")));
-            }
-        }
-    }
-    for (s, p) in modes {
-        out.push((format!("__double2float_{s}"), format!("cvt.{p}.f32.f64")));
-        out.push((format!("__float2half_{s}"), format!("cvt.{p}.f16.f32")));
-        for (i, it) in ints {
-            out.push((format!("__half2{i}_{s}"), format!("cvt.{p}i.{it}.f16")));
-            out.push((format!("__{i}2half_{s}"), format!("cvt.{p}.f16.{it}")));
-        }
-    }
-    out.push(("__half2float".into(), "cvt.f32.f16".into()));
-    out.push(("__float2half".into(), "cvt.rn.f16.f32".into()));
-    out.push(("__double2half".into(), "cvt.rn.f16.f64".into()));
-    out
-}
-
-/// Parses a CUDA intrinsic's name (`__float2int_rn`) as the `cvt` it compiles to.
-pub(super) fn parse_cuda(text: &str) -> Result<Request, RequestError> {
-    let name = text.strip_suffix("()").unwrap_or(text);
-    match cuda_spellings().into_iter().find(|(n, _)| n == name) {
-        Some((_, cvt)) => parse_cvt(&cvt),
-        None => {
-            let why = if let Some(int) = ["__int2double_", "__uint2double_"]
-                .into_iter()
-                .find(|p| name.starts_with(p))
-            {
-                format!(
-                    "CUDA declares only `{int}rn`: every 32-bit integer is a double, so no \
-                     rounding direction can differ"
-                )
-            } else if name.starts_with("__double2half_") {
-                "CUDA declares `__double2half` (round to nearest-even), with no rounding \
-                 suffix"
-                    .into()
-            } else {
-                "it is not one of the conversion intrinsics: e.g. `cuda:__float2int_rn`, \
-                 `cuda:__double2float_ru`, `cuda:__float2half_rz`, `cuda:__half2float`"
-                    .into()
-            };
-            Err(syntax::error(Language::Cuda, text, why))
-        }
-    }
 }
