@@ -276,6 +276,32 @@ mod through_the_jit {
             floats(&[f32::NAN, 1.5]),
             halves(&[0x7fff, 0x3e00]),
         );
+        // FP6, each code in its own byte (ISA: "d[13:8] = convert(a); d[5:0] = convert(b)"):
+        // b = 1.01 is E2M3 1.0 (0x08), a = -100 saturates to -7.5 (0x3f); a NaN gives +7.5
+        // ("NaN results are converted to positive MAX_NORM", 0x1f). E3M2: 0.3 = 1.2 x 2^-2 ->
+        // 1.25 x 2^-2 (0x05), 100 -> 28 (0x1f).
+        bits(
+            "ptx:cvt.rn.satfinite.e2m3x2.f32",
+            floats(&[1.01, -100.0, -f32::NAN, 0.0625]),
+            vec![0x08, 0x3f, 0x1f, 0x00],
+        );
+        bits(
+            "ptx:cvt.rn.satfinite.e3m2x2.f32",
+            floats(&[0.3, 100.0]),
+            vec![0x05, 0x1f],
+        );
+        // Back: E3M2 0x1f is 28 (half 0x4f00), 0x25 is -1.25 x 2^-2 (0xb500); E2M3's 0x28 is
+        // -1.0, 0x08 1.0.
+        bits(
+            "ptx:cvt.rn.f16x2.e3m2x2",
+            vec![0x1f, 0x25],
+            halves(&[0x4f00, 0xb500]),
+        );
+        bits(
+            "ptx:cvt.rn.f16x2.e2m3x2",
+            vec![0x28, 0x08],
+            halves(&[0xbc00, 0x3c00]),
+        );
         // `.tf32`: the top 10 fraction bits kept, the low 13 zero. 0x3f801000 and 0x3f803000
         // are ties (to even: down, up); FLT_MAX rounds to infinity, `.satfinite` keeps the
         // largest tf32; `.rz` truncates.
@@ -852,6 +878,11 @@ fn what_a_language_does_not_have_is_a_typed_error() {
         ("ptx:cvt.rna.tf32.f32", "ties away from zero"),
         ("ptx:cvt.rm.tf32.f32", "rounds with .rn or .rz only"),
         ("ptx:cvt.rn.relu.tf32.f32", "not read yet"),
+        ("ptx:cvt.rn.satfinite.relu.e2m3x2.f32", "no relu rule"),
+        ("ptx:cvt.rn.relu.f16x2.e3m2x2", "no relu rule"),
+        ("ptx:cvt.rn.e3m2x2.f32", "needs .satfinite"),
+        ("ptx:cvt.rz.satfinite.e3m2x2.f32", "rounds with .rn only"),
+        ("ptx:cvt.rn.satfinite.ue8m0x2.f32", "not read yet"),
         // The packed pairs' syntax lines (PTX ISA 9.7.9.21).
         ("ptx:cvt.rn.e4m3x2.f32", "needs .satfinite"),
         ("ptx:cvt.rz.satfinite.e4m3x2.f32", "rounds with .rn only"),

@@ -16,9 +16,10 @@
 //! and `.bf16` gives +0 for a negative result (`_relu`), `.ftz` flushes `.f32` subnormal
 //! operands and results (`_ftz`); `.satfinite` into `.bf16` is `_sat`. The packed pairs
 //! (`cvt.rn.satfinite.e4m3x2.f32 d, a, b`, `.f16x2`, `.bf16x2`, fp8 from and into `.f16x2`)
-//! are width-2 conversions ([`PAIRS`]). Not read, each refused with a message that says so:
-//! `.rna` (only `cvt.rna.tf32.f32` has it), `.satfinite` into `.f16`, and the `.tf32`, FP4,
-//! FP6 and `.ue8m0x2` forms.
+//! are width-2 conversions ([`PAIRS`]), and so are FP6's (`.e2m3x2`, `.e3m2x2`); `.tf32` is
+//! read with `.rn` and `.rz`. Not read, each refused with a message that says so: `.rna` (only
+//! `cvt.rna.tf32.f32` has it), `.satfinite` into `.f16`, `.relu` into `.tf32` and to or from FP6, and the
+//! FP4 (`.e2m1x2`) and `.ue8m0x2` forms.
 
 use super::syntax;
 use super::Language;
@@ -62,14 +63,15 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
             .map(|&(_, t)| t)
             .ok_or_else(|| {
                 let hint = match name {
-                    "f16x2" | "bf16x2" | "e4m3x2" | "e5m2x2" => {
-                        ": the packed pairs clconv reads are .f16x2/.bf16x2/.e4m3x2/.e5m2x2 \
-                         from .f32 (two operands), .e4m3x2/.e5m2x2 from .f16x2 and .f16x2 from \
-                         .e4m3x2/.e5m2x2"
+                    "f16x2" | "bf16x2" | "e4m3x2" | "e5m2x2" | "e2m3x2" | "e3m2x2" => {
+                        ": the packed pairs clconv reads are .f16x2/.bf16x2/.e4m3x2/.e5m2x2/\
+                         .e2m3x2/.e3m2x2 from .f32 (two operands), .e4m3x2/.e5m2x2 from .f16x2 \
+                         and .f16x2 from .e4m3x2/.e5m2x2/.e2m3x2/.e3m2x2"
                     }
                     "tf32" => ": clconv reads `cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32`",
-                    "e2m1x2" | "e2m3x2" | "e3m2x2" | "ue8m0x2" => {
-                        ": the FP4, FP6 and .ue8m0x2 forms are not read yet"
+                    "e2m1x2" | "ue8m0x2" => {
+                        ": the FP4 (.e2m1x2, two codes in one byte) and .ue8m0x2 forms are \
+                         not read yet"
                     }
                     _ => "",
                 };
@@ -289,9 +291,9 @@ struct Pair {
     nan: FloatResult,
 }
 
-const PAIRS: [Pair; 9] = {
+const PAIRS: [Pair; 13] = {
     use FloatResult::{CanonicalNan, Rounded};
-    use ScalarType::{BFloat, Float, Fp8E4M3, Fp8E5M2, Half, Tf32};
+    use ScalarType::{BFloat, Float, Fp6E2M3, Fp6E3M2, Fp8E4M3, Fp8E5M2, Half, Tf32};
     use Width::{W1, W2};
     const RN_RZ: &[&str] = &["rn", "rz"];
     const RN: &[&str] = &["rn"];
@@ -323,6 +325,26 @@ const PAIRS: [Pair; 9] = {
         pair("e5m2x2", "f16x2", Fp8E5M2, Half, RN, Some(true)),
         pair("f16x2", "e4m3x2", Half, Fp8E4M3, RN, None),
         pair("f16x2", "e5m2x2", Half, Fp8E5M2, RN, None),
+        // FP6: "`NaN` results are converted to positive _MAX_NORM_" and past MAX_NORM values
+        // saturate to it: clconv's rule for FP6 (`docs/formats.md`), no NaN to canonicalise.
+        // Each code in the low six bits of its byte ("d[13:8] = convert(a); d[5:0] =
+        // convert(b)", the other bits zero), as clconv stores FP6.
+        Pair {
+            nan: Rounded,
+            ..pair("e2m3x2", "f32", Fp6E2M3, Float, RN, Some(true))
+        },
+        Pair {
+            nan: Rounded,
+            ..pair("e3m2x2", "f32", Fp6E3M2, Float, RN, Some(true))
+        },
+        Pair {
+            nan: Rounded,
+            ..pair("f16x2", "e2m3x2", Half, Fp6E2M3, RN, None)
+        },
+        Pair {
+            nan: Rounded,
+            ..pair("f16x2", "e3m2x2", Half, Fp6E3M2, RN, None)
+        },
         // `cvt.frnd2{.satfinite}{.relu}.tf32.f32 d, a;` (`.rna` is the other line: not read).
         Pair {
             dtype: "tf32",
@@ -349,10 +371,16 @@ fn parse_pair(
     let (mut rounding, mut relu, mut satfinite) = (None, false, false);
     for &m in modifiers {
         match m {
-            "relu" if pair.dst == ScalarType::Tf32 => {
-                return Err(bad(
-                    "`.relu` into .tf32 is not read yet (clconv's tf32 has no relu rule)".into(),
-                ))
+            "relu" if pair.dst.is_narrow() || pair.src.is_narrow() => {
+                let narrow = if pair.dst.is_narrow() {
+                    pair.dst
+                } else {
+                    pair.src
+                };
+                return Err(bad(format!(
+                    "`.relu` on {line} is not read yet (clconv's rules do not apply to \
+                     conversions of {narrow}: it has no relu rule there)"
+                )));
             }
             "relu" => relu = true,
             "satfinite" if pair.satfinite.is_some() => satfinite = true,
@@ -516,7 +544,7 @@ pub(super) fn spellings() -> Vec<String> {
         };
         for m in pair.roundings {
             for sat in sats {
-                let relus: &[&str] = if pair.dst == ScalarType::Tf32 {
+                let relus: &[&str] = if pair.dst.is_narrow() || pair.src.is_narrow() {
                     &[""]
                 } else {
                     &["", "relu."]
