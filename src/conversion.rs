@@ -130,7 +130,7 @@ pub enum RequestError {
         narrow: ScalarType,
     },
     /// A language's rule (`_satsrc`, `_ftz`, `_relu`, ...) on a conversion of a narrow format.
-    #[error("a conversion to or from {narrow} takes `_sat` and a rounding mode only, not `_satsrc`, `_satmsb`, `_trap`, `_ftz`, `_clamp01`, `_relu` or `_nancanon`")]
+    #[error("a conversion to or from {narrow} takes `_sat` and a rounding mode only (and into fp8e8m0 from a float, `_abs`), not `_satsrc`, `_satmsb`, `_trap`, `_ftz`, `_clamp01`, `_relu` or `_nancanon`")]
     NarrowModifier {
         /// The narrow format.
         narrow: ScalarType,
@@ -409,6 +409,7 @@ impl Conversion {
     /// assert!(all.iter().any(|c| c.to_string() == "convert_long_satmsb_rte(bfloat)"));
     /// assert!(all.iter().any(|c| c.to_string() == "convert_int4_trap(float4)"));
     /// assert!(all.iter().any(|c| c.to_string() == "convert_half_ftz_relu_rtz(float)"));
+    /// assert!(all.iter().any(|c| c.to_string() == "convert_fp8e8m0x2_sat_abs_rtp(bfloat2)"));
     /// assert!(!all.iter().any(|c| c.to_string() == "convert_int_satsrc(short)"));
     /// ```
     pub fn every_named(ext: Extensions) -> Vec<Conversion> {
@@ -440,6 +441,20 @@ impl Conversion {
                     }
                 }
             }
+        }
+        // NVIDIA's E8M0 rules: the E8M0 of a float's magnitude (`_abs`), and the canonical NaN
+        // out of E8M0 (`_nancanon`).
+        let plain = |t: ScalarType| t.is_float() && !t.is_narrow();
+        for c in Conversion::with_narrow(ext) {
+            let float_result = match (c.src.elem, c.dst.elem) {
+                (s, ScalarType::Fp8E8M0) if plain(s) => FloatResult::Magnitude,
+                (ScalarType::Fp8E8M0, d) if plain(d) => FloatResult::CanonicalNan,
+                _ => continue,
+            };
+            out.insert(c.with_rules(Rules {
+                float_result,
+                ..Rules::OPENCL
+            }));
         }
         out.into_iter().collect()
     }

@@ -447,6 +447,7 @@ impl FloatRule {
             FloatRule::Flush => "_ftz",
             FloatRule::Result(FloatResult::UnitInterval) => "_clamp01",
             FloatRule::Result(FloatResult::CanonicalNan) => "_nancanon",
+            FloatRule::Result(FloatResult::Magnitude) => "_abs",
             FloatRule::Result(_) => "_relu",
         }
     }
@@ -476,6 +477,7 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
                 "clamp01" => Modifier::Float(FloatRule::Result(FloatResult::UnitInterval)),
                 "relu" => Modifier::Float(FloatRule::Result(FloatResult::Relu)),
                 "nancanon" => Modifier::Float(FloatRule::Result(FloatResult::CanonicalNan)),
+                "abs" => Modifier::Float(FloatRule::Result(FloatResult::Magnitude)),
                 _ => match Rounding::from_name(token) {
                     Some(r) => Modifier::Round(r),
                     None => return Err(bad(format!("_{token}"), unknown_modifier(token, dst))),
@@ -524,6 +526,17 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
                         token.into(),
                         format!(
                             "`{token}` rules a floating-point result, and {dst} is an integer type"
+                        ),
+                    ));
+                }
+                FloatRule::Result(FloatResult::Magnitude)
+                    if dst.elem != crate::types::ScalarType::Fp8E8M0 =>
+                {
+                    return Err(bad(
+                        token.into(),
+                        format!(
+                            "`_abs` (the E8M0 of a float's magnitude, CUDA's and PTX's scale \
+                             rule) rules conversions into fp8e8m0 only, not into {dst}"
                         ),
                     ));
                 }

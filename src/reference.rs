@@ -197,10 +197,26 @@ struct FloatRules {
     flush_dst: bool,
     result: FloatResult,
     dst: ScalarType,
+    /// The source's sign bit ([`FloatResult::Magnitude`] clears it).
+    src_sign: u64,
 }
 
 impl FloatRules {
     fn apply(&self, kernel: Kernel, params: &Params, x: u64) -> ElementResult {
+        if self.result == FloatResult::Magnitude {
+            // E8M0 of |x| ("Input number's absolute value is rounded to the closest power of
+            // two"); a zero clipped to 2^-127 ("Rounded results that are smaller than ...
+            // 2^-127 are then clipped to 2^-127"), as every magnitude below it already is.
+            let magnitude = x & !self.src_sign;
+            return if magnitude == 0 {
+                ElementResult {
+                    bits: 0,
+                    ..kernel(params, magnitude)
+                }
+            } else {
+                kernel(params, magnitude)
+            };
+        }
         let x = if self.flush_src {
             flush_subnormal(x)
         } else {
@@ -222,6 +238,7 @@ impl FloatRules {
             FloatResult::CanonicalNan => {
                 for_format!(self.dst, T => canonical_nan::<T>(out.bits))
             }
+            FloatResult::Magnitude => unreachable!("returned above"),
         };
         out
     }
@@ -381,6 +398,7 @@ impl ElementConverter {
             flush_dst: rules.flush_float_subnormals && dst == ScalarType::Float,
             result: rules.float_result,
             dst,
+            src_sign: 1u64 << (src.bits().max(1) - 1),
         });
         ElementConverter {
             kernel,

@@ -10,7 +10,6 @@
 pub use crate::conversion::{Builtin, Conversion, Reinterpretation, RequestError};
 
 use crate::chain::Chain;
-use crate::rules::Rules;
 use crate::types::{Extensions, ScalarType, VectorType, Width};
 use std::fmt;
 
@@ -155,11 +154,11 @@ impl Builtin {
             } => {
                 let c = Conversion::new(src, dst, saturate, rounding, ext)?.with_rules(rules);
                 let narrow = [src.elem, dst.elem].into_iter().find(|t| t.is_narrow());
-                // The rules as written, not as normalised: a narrow format's normalised rules
-                // are always OpenCL's (`Rules::normalised` drops what they do not take), and
-                // a name that writes one is refused.
+                // The rules as written against the normalised ones: a narrow format takes the
+                // rules `Rules::normalised` keeps for it (E8M0's `_abs`, the canonical NaN out
+                // of E8M0) and a name that writes any other is refused, not silently dropped.
                 match narrow {
-                    Some(narrow) if rules != Rules::OPENCL => {
+                    Some(narrow) if c.rules() != rules => {
                         Err(RequestError::NarrowModifier { narrow })
                     }
                     _ => Ok(Request::Convert(c)),

@@ -74,6 +74,14 @@ pub enum FloatResult {
     /// GPUs give for a NaN through `cvt` between `.f32`, `.f16` and `.bf16`, where the ISA leaves
     /// the NaN open (measured on sm_90, `docs/ptx.md`). Spelled `_nancanon`.
     CanonicalNan,
+    /// Into E8M0 only: the scale of the operand's magnitude. The sign is discarded, and zero
+    /// (like every magnitude below 2^-127) gives 2^-127 (0x00); the rest as E8M0's rule has it
+    /// (NaN 0xff; past 2^127 the NaN, or 0xfe under `_sat`). NVIDIA's rule: CUDA's
+    /// `__nv_cvt_float_to_e8m0` ("Input number's absolute value is rounded to the closest
+    /// power of two in the direction specified via rounding parameter. Rounded results that
+    /// are smaller than the smallest representable target format number 2^-127 are then
+    /// clipped to 2^-127") and PTX's `cvt.{rz,rp}{.satfinite}.ue8m0x2`. Spelled `_abs`.
+    Magnitude,
 }
 
 /// The rules one conversion follows where languages differ.
@@ -195,14 +203,30 @@ impl Rules {
         // their names refuse them (`ConversionError::NarrowModifier`), and a rule set given
         // through `Conversion::with_rules` is dropped rather than lowered into a shape no
         // lowering has (a tf32 `_relu` once reached an unreachable arm).
+        // Two exceptions, NVIDIA's E8M0 rules: E8M0 of a float's magnitude (`_abs`), and the
+        // canonical NaN out of E8M0 into half, bfloat16 and float (`_nancanon`: CUDA's
+        // `__nv_cvt_e8m0_to_bf16raw` gives 0x7fff for 0xff).
         if src.is_narrow() || dst.is_narrow() {
-            return Rules::OPENCL;
+            let plain = |t: ScalarType| t.is_float() && !t.is_narrow();
+            let kept = match self.float_result {
+                FloatResult::Magnitude if dst == ScalarType::Fp8E8M0 && plain(src) => {
+                    FloatResult::Magnitude
+                }
+                FloatResult::CanonicalNan if src == ScalarType::Fp8E8M0 && plain(dst) => {
+                    FloatResult::CanonicalNan
+                }
+                _ => FloatResult::Rounded,
+            };
+            return Rules {
+                float_result: kept,
+                ..Rules::OPENCL
+            };
         }
         // The float rules where they can change a result: a clamp of a float result; flushing
         // where a binary32 operand or result can be subnormal (a float operand; a float result
         // from a format whose range reaches float's subnormals).
         let floats = Rules {
-            float_result: if dst.is_float() {
+            float_result: if dst.is_float() && self.float_result != FloatResult::Magnitude {
                 self.float_result
             } else {
                 FloatResult::Rounded
@@ -241,7 +265,7 @@ impl Rules {
     }
 
     /// The modifiers a name spells the float rules with, after the float -> integer one:
-    /// `_ftz`, then `_clamp01`, `_relu` or `_nancanon` (empty for none).
+    /// `_ftz`, then `_clamp01`, `_relu`, `_nancanon` or `_abs` (empty for none).
     pub fn float_modifiers(self) -> String {
         let mut out = String::new();
         if self.flush_float_subnormals {
@@ -252,6 +276,7 @@ impl Rules {
             FloatResult::UnitInterval => out.push_str("_clamp01"),
             FloatResult::Relu => out.push_str("_relu"),
             FloatResult::CanonicalNan => out.push_str("_nancanon"),
+            FloatResult::Magnitude => out.push_str("_abs"),
         }
         out
     }
@@ -308,6 +333,7 @@ impl fmt::Display for Rules {
             FloatResult::UnitInterval => f.write_str("; float results clamped to [0, 1]")?,
             FloatResult::Relu => f.write_str("; negative float results give +0")?,
             FloatResult::CanonicalNan => f.write_str("; NaN results are the canonical NaN")?,
+            FloatResult::Magnitude => f.write_str("; the E8M0 of the magnitude, zero 2^-127")?,
         }
         if self.flush_float_subnormals {
             f.write_str("; float subnormals flushed")?;

@@ -10,7 +10,7 @@
 //! from wider formats): round to nearest even; beyond the largest finite value either saturate
 //! or give NaN (E4M3) / infinity (E5M2). clconv's `_sat` is the saturating choice.
 
-use clconv::{reference, Extensions, Request, Rounding};
+use clconv::{reference, Extensions, Request, RequestError, Rounding};
 
 /// Converts the elements `src` (their bits) by `name` through the reference.
 fn reference(name: &str, src: &[u64]) -> Vec<u64> {
@@ -355,4 +355,69 @@ fn rules_on_narrow_formats_are_dropped_not_lowered() {
                 .unwrap_or_else(|e| panic!("{ruled}: {e}"));
         }
     }
+}
+
+/// NVIDIA's E8M0 rules are the narrow formats' only rules: `_abs` into E8M0 from a float
+/// (the magnitude's scale, zero giving 2^-127) and `_nancanon` out of E8M0 into a float. By
+/// hand: -3 is 2^1.58..., toward +inf 2^2 (0x81); -0 gives 0x00; 3e38 rounds up past 2^127:
+/// the NaN, or 0xfe under `_sat`; without `_abs`, -3 and 0 are E8M0's NaN. Every other rule on
+/// a narrow format, and `_abs` anywhere else, is refused by name.
+#[test]
+fn e8m0_of_the_magnitude_and_its_canonical_nan() {
+    let run = |name: &str, src: &[f32], want: &[u8]| {
+        let request = Request::parse(name, Extensions::default()).unwrap();
+        let bytes: Vec<u8> = src.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let mut got = vec![0u8; want.len()];
+        clconv::reference::evaluate(&request, clconv::Layout::Packed, &bytes, &mut got).unwrap();
+        assert_eq!(got, want, "{name} through the reference");
+        #[cfg(feature = "jit")]
+        {
+            let kernel = clconv::jit::Jit::new().unwrap().compile(name).unwrap();
+            kernel
+                .run_bytes(clconv::Layout::Packed, &bytes, &mut got)
+                .unwrap();
+            assert_eq!(got, want, "{name} through the JIT");
+        }
+    };
+    let values = [-3.0f32, -0.0, 3.0e38, f32::NEG_INFINITY, -f32::NAN, 1e-40];
+    run(
+        "convert_fp8e8m0_abs_rtp(float)",
+        &values,
+        &[0x81, 0x00, 0xff, 0xff, 0xff, 0x00],
+    );
+    run(
+        "convert_fp8e8m0_sat_abs_rtp(float)",
+        &values,
+        &[0x81, 0x00, 0xfe, 0xfe, 0xff, 0x00],
+    );
+    run(
+        "convert_fp8e8m0_rtp(float)",
+        &values,
+        &[0xff, 0xff, 0xff, 0xff, 0xff, 0x00],
+    );
+    let e = |name: &str| Request::parse(name, Extensions::default()).unwrap_err();
+    for refused in [
+        "convert_fp8e4m3fnuz_nancanon_rte(float)",
+        "convert_fp8e8m0_nancanon_rtz(float)",
+        "convert_tf32_relu_rtz(float)",
+    ] {
+        assert!(
+            matches!(e(refused), RequestError::NarrowModifier { .. }),
+            "{refused}: {:?}",
+            e(refused)
+        );
+    }
+    for refused in [
+        "convert_float_abs(double)",
+        "convert_fp6e2m3_abs(float)",
+        "convert_float_abs(fp8e8m0)",
+    ] {
+        let message = e(refused).to_string();
+        assert!(
+            message.contains("into fp8e8m0 only"),
+            "{refused}: {message}"
+        );
+    }
+    let ok = Request::parse("convert_bfloat2_nancanon(fp8e8m0x2)", Extensions::default());
+    assert!(ok.is_ok(), "{ok:?}");
 }

@@ -290,6 +290,38 @@ mod through_the_jit {
             floats(&[0.3, 100.0]),
             vec![0x05, 0x1f],
         );
+        // `.ue8m0x2`, (b, a): -3 toward +inf is 4 (0x81), 0 is clipped to 2^-127 (0x00); a
+        // NaN 0xff; +inf 0xfe under `.satfinite`; 1.5 x 2^-127 (a float subnormal) up to 2^-126
+        // (0x01); FLT_MAX rounds up past 2^127: 0xfe.
+        bits(
+            "ptx:cvt.rp.satfinite.ue8m0x2.f32",
+            floats(&[
+                -3.0,
+                0.0,
+                f32::NAN,
+                f32::INFINITY,
+                f32::from_bits(0x0060_0000),
+                f32::MAX,
+            ]),
+            vec![0x81, 0x00, 0xff, 0xfe, 0x01, 0xfe],
+        );
+        // Toward zero, no `.satfinite`: -inf is NaN; 3e38 is 2^127 (0xfe); -0 and a subnormal
+        // 2^-127 (0x00).
+        bits(
+            "ptx:cvt.rz.ue8m0x2.f32",
+            floats(&[f32::NEG_INFINITY, 3.0e38, -0.0, 1e-45]),
+            vec![0xff, 0xfe, 0x00, 0x00],
+        );
+        bits(
+            "ptx:cvt.rz.satfinite.ue8m0x2.bf16x2",
+            halves(&[0xc040, 0x0000]),
+            vec![0x80, 0x00],
+        );
+        bits(
+            "ptx:cvt.rn.bf16x2.ue8m0x2",
+            vec![0xff, 0x00, 0x7f, 0xfe],
+            halves(&[0x7fff, 0x0040, 0x3f80, 0x7f00]),
+        );
         // Back: E3M2 0x1f is 28 (half 0x4f00), 0x25 is -1.25 x 2^-2 (0xb500); E2M3's 0x28 is
         // -1.0, 0x08 1.0.
         bits(
@@ -408,6 +440,26 @@ mod through_the_jit {
             "cuda:__nv_cvt_fp6x2_to_halfraw2(x, __NV_E2M3)",
             vec![0x1f, 0x08],
             halves(&[0x4780, 0x3c00]),
+        );
+        // E8M0 of the magnitude: 1.0 is 0x7f; just above it, upward, 0x80; -0 clipped to
+        // 2^-127 (0x00); 3e38 rounds up past 2^127: NaN without saturation.
+        bits(
+            "cuda:__nv_cvt_float_to_e8m0(x, __NV_NOSAT, cudaRoundPosInf)",
+            floats(&[1.0, f32::from_bits(0x3f80_0001), -0.0, 3.0e38]),
+            vec![0x7f, 0x80, 0x00, 0xff],
+        );
+        // Nearest (CUDA 13.5: "rounds an exact midpoint up"): 1.5 -> 2 (0x80), -1.4 -> 1
+        // (0x7f); 1e300 saturates to 2^127 (0xfe); -1e-300 is clipped to 2^-127.
+        bits(
+            "cuda:__nv_cvt_double_to_e8m0(x, __NV_SATFINITE, cudaRoundNearest)",
+            doubles(&[1.5, -1.4, 1e300, -1e-300]),
+            vec![0x80, 0x7f, 0xfe, 0x00],
+        );
+        // Back into bfloat16: 0xff "-> 0x7FFF", 0x00 the subnormal 2^-127 (0x0040), 0x80 2.0.
+        bits(
+            "cuda:__nv_cvt_e8m0_to_bf16raw(x)",
+            vec![0xff, 0x00, 0x80],
+            halves(&[0x7fff, 0x0040, 0x4000]),
         );
         // bfloat16: 0x3f808001 is just above the tie 0x3f808000: nearest gives 0x3f81, toward
         // zero 0x3f80; NaN the canonical 0x7fff (cvt.rz.bf16.f32 on sm_90).
@@ -831,6 +883,26 @@ fn each_spelling_is_the_request_its_rules_make() {
             "convert_half(fp4e2m1)",
         ),
         (
+            "cuda:__nv_cvt_bfloat162raw_to_e8m0x2(x, __NV_SATFINITE, cudaRoundZero)",
+            "convert_fp8e8m0x2_sat_abs_rtz(bfloat2)",
+        ),
+        (
+            "cuda:__nv_cvt_e8m0_to_bf16raw(x)",
+            "convert_bfloat_nancanon(fp8e8m0)",
+        ),
+        (
+            "ptx:cvt.rp.ue8m0x2.f32",
+            "convert_fp8e8m0x2_abs_rtp(float2)",
+        ),
+        (
+            "ptx:cvt.rz.satfinite.ue8m0x2.bf16x2",
+            "convert_fp8e8m0x2_sat_abs_rtz(bfloat2)",
+        ),
+        (
+            "ptx:cvt.rn.bf16x2.ue8m0x2",
+            "convert_bfloat2_nancanon_rte(fp8e8m0x2)",
+        ),
+        (
             "cuda:__nv_cvt_fp8x2_to_halfraw2(x, __NV_E5M2)",
             "convert_half2_nancanon(fp8e5m2x2)",
         ),
@@ -882,7 +954,11 @@ fn what_a_language_does_not_have_is_a_typed_error() {
         ("ptx:cvt.rn.relu.f16x2.e3m2x2", "no relu rule"),
         ("ptx:cvt.rn.e3m2x2.f32", "needs .satfinite"),
         ("ptx:cvt.rz.satfinite.e3m2x2.f32", "rounds with .rn only"),
-        ("ptx:cvt.rn.satfinite.ue8m0x2.f32", "not read yet"),
+        (
+            "ptx:cvt.rn.satfinite.ue8m0x2.f32",
+            "rounds with .rz or .rp only",
+        ),
+        ("ptx:cvt.rz.relu.ue8m0x2.f32", "no relu rule"),
         // The packed pairs' syntax lines (PTX ISA 9.7.9.21).
         ("ptx:cvt.rn.e4m3x2.f32", "needs .satfinite"),
         ("ptx:cvt.rz.satfinite.e4m3x2.f32", "rounds with .rn only"),
@@ -943,10 +1019,6 @@ fn what_a_language_does_not_have_is_a_typed_error() {
         (
             "cuda:__nv_cvt_fp4x2_to_halfraw2(x, __NV_E2M1)",
             "two codes in one byte",
-        ),
-        (
-            "cuda:__nv_cvt_float_to_e8m0(x, __NV_SATFINITE, cudaRoundPosInf)",
-            "magnitude",
         ),
         (
             "cuda:__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E2M1)",

@@ -13,8 +13,8 @@
 //!   `cuda_fp8.hpp`, `cuda_fp6.hpp`, `cuda_fp4.hpp`; `docs/ptx.md`, "CUDA's narrow formats").
 //!   The x2 forms are width-2 conversions, element 0 (`.x`) in the low byte.
 //!
-//! CUDA's names that are not read are refused with the reason: the E8M0 functions (their
-//! sign-discarding rule is not one of clconv's), the packed FP4 pairs (two codes in one byte),
+//! CUDA's names that are not read are refused with the reason: the packed FP4 pairs (two codes
+//! in one byte),
 //! `__nv_cvt_*_to_fp8(x, __NV_NOSAT, __NV_E4M3)` from float, half and bfloat16 (its NaN depends
 //! on where it came from), the broadcasts and half extractions (`__float2half2_rn`,
 //! `__low2float`: data movement around a conversion), and 13.4's additions.
@@ -232,6 +232,55 @@ fn narrow_functions() -> Vec<(String, Intrinsic)> {
             }
         }
     }
+    // E8M0: "Input number's absolute value is rounded to the closest power of two in the
+    // direction specified via rounding parameter. Rounded results that are smaller than the
+    // smallest representable target format number 2^-127 are then clipped to 2^-127. Results
+    // that are larger than the largest representable target format number 2^127 are either
+    // clipped to 2^127 if saturate equals to __NV_SATFINITE, or convert to NaN otherwise. NaN
+    // inputs convert into NaN output" (clconv's `_abs`). CUDA 12.8 to 13.4 accept
+    // `cudaRoundZero` and `cudaRoundPosInf`; 13.5 also `cudaRoundNearest` ("rounds an exact
+    // midpoint up") and `cudaRoundMinInf` ("equivalent to cudaRoundZero": the sign is gone).
+    for (one, two, src) in [
+        ("float", "float2", ScalarType::Float),
+        ("double", "double2", ScalarType::Double),
+        ("bfloat16raw", "bfloat162raw", ScalarType::BFloat),
+    ] {
+        for (name, width, x2) in [(one, Width::W1, ""), (two, Width::W2, "x2")] {
+            for (sat_name, sat) in SATURATIONS {
+                for (mode_name, mode) in ROUND_MODES {
+                    push(
+                        format!("__nv_cvt_{name}_to_e8m0{x2}(x,{sat_name},{mode_name})"),
+                        src,
+                        ScalarType::Fp8E8M0,
+                        width,
+                        sat,
+                        Some(mode),
+                        FloatResult::Magnitude,
+                    );
+                }
+            }
+        }
+    }
+    // "0xFF -> 0x7FFF" (the header's code), every other code exact (0x00, 2^-127, a bfloat16
+    // subnormal).
+    push(
+        "__nv_cvt_e8m0_to_bf16raw(x)".into(),
+        ScalarType::Fp8E8M0,
+        ScalarType::BFloat,
+        Width::W1,
+        false,
+        None,
+        FloatResult::CanonicalNan,
+    );
+    push(
+        "__nv_cvt_e8m0x2_to_bf162raw(x)".into(),
+        ScalarType::Fp8E8M0,
+        ScalarType::BFloat,
+        Width::W2,
+        false,
+        None,
+        FloatResult::CanonicalNan,
+    );
     // The decoders, into half: exact; an fp8 NaN gives 0x7fff ("e4m3 NaN -> fp16 0x7FFF",
     // the sign dropped).
     for (width, x2, half) in [(Width::W1, "", "halfraw"), (Width::W2, "x2", "halfraw2")] {
@@ -360,11 +409,6 @@ fn why_not(name: &str, args: &[&str]) -> String {
     if has("__double2half_") || has("__double2bfloat16_") {
         return "CUDA declares `__double2half` and `__double2bfloat16` (round to nearest-even), \
                 with no rounding suffix"
-            .into();
-    }
-    if name.contains("e8m0") {
-        return "the E8M0 functions round the value's magnitude (the sign discarded, zero giving \
-                2^-127), a rule clconv's E8M0 conversions do not have yet"
             .into();
     }
     if name.contains("fp4x2") {

@@ -17,9 +17,10 @@
 //! operands and results (`_ftz`); `.satfinite` into `.bf16` is `_sat`. The packed pairs
 //! (`cvt.rn.satfinite.e4m3x2.f32 d, a, b`, `.f16x2`, `.bf16x2`, fp8 from and into `.f16x2`)
 //! are width-2 conversions ([`PAIRS`]), and so are FP6's (`.e2m3x2`, `.e3m2x2`); `.tf32` is
-//! read with `.rn` and `.rz`. Not read, each refused with a message that says so: `.rna` (only
-//! `cvt.rna.tf32.f32` has it), `.satfinite` into `.f16`, `.relu` into `.tf32` and to or from FP6, and the
-//! FP4 (`.e2m1x2`) and `.ue8m0x2` forms.
+//! read with `.rn` and `.rz`; `.ue8m0x2` from `.f32` and `.bf16x2` and back into `.bf16x2`. Not
+//! read, each refused with a message that says so: `.rna` (only `cvt.rna.tf32.f32` has it),
+//! `.satfinite` into `.f16`, `.relu` into `.tf32` and to or from FP6, and the FP4 form
+//! (`.e2m1x2`).
 
 use super::syntax;
 use super::Language;
@@ -68,11 +69,8 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
                          .e2m3x2/.e3m2x2 from .f32 (two operands), .e4m3x2/.e5m2x2 from .f16x2 \
                          and .f16x2 from .e4m3x2/.e5m2x2/.e2m3x2/.e3m2x2"
                     }
-                    "tf32" => ": clconv reads `cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32`",
-                    "e2m1x2" | "ue8m0x2" => {
-                        ": the FP4 (.e2m1x2, two codes in one byte) and .ue8m0x2 forms are \
-                         not read yet"
-                    }
+                    "tf32" => ": clconv reads `cvt.{rn,rz}{.satfinite}.tf32.f32`",
+                    "e2m1x2" => ": the FP4 form (.e2m1x2, two codes in one byte) is not read yet",
                     _ => "",
                 };
                 bad(format!(
@@ -291,9 +289,10 @@ struct Pair {
     nan: FloatResult,
 }
 
-const PAIRS: [Pair; 13] = {
-    use FloatResult::{CanonicalNan, Rounded};
-    use ScalarType::{BFloat, Float, Fp6E2M3, Fp6E3M2, Fp8E4M3, Fp8E5M2, Half, Tf32};
+const PAIRS: [Pair; 16] = {
+    use FloatResult::{CanonicalNan, Magnitude, Rounded};
+    use ScalarType::{BFloat, Float, Fp6E2M3, Fp6E3M2, Fp8E4M3, Fp8E5M2, Fp8E8M0, Half, Tf32};
+    const RZ_RP: &[&str] = &["rz", "rp"];
     use Width::{W1, W2};
     const RN_RZ: &[&str] = &["rn", "rz"];
     const RN: &[&str] = &["rn"];
@@ -345,6 +344,21 @@ const PAIRS: [Pair; 13] = {
             nan: Rounded,
             ..pair("f16x2", "e3m2x2", Half, Fp6E3M2, RN, None)
         },
+        // `cvt.frnd3{.satfinite}.ue8m0x2.f32 d, a, b;` and `.bf16x2 d, a` (frnd3 = .rz, .rp):
+        // E8M0 of the magnitude (`_abs`), NVIDIA's scale rule (the ISA: "NaN results are
+        // converted to NaN", `.satfinite` gives MAX_NORM; its other edges are CUDA's, whose
+        // `__nv_cvt_float_to_e8m0` emits this `cvt`: the sign discarded, below 2^-127 clipped
+        // to 2^-127). Back, `cvt.rn.bf16x2.ue8m0x2 d, a`: exact, 0xff the canonical NaN 0x7fff
+        // (CUDA's `__nv_cvt_e8m0_to_bf16raw`; the ISA does not say).
+        Pair {
+            nan: Magnitude,
+            ..pair("ue8m0x2", "f32", Fp8E8M0, Float, RZ_RP, Some(false))
+        },
+        Pair {
+            nan: Magnitude,
+            ..pair("ue8m0x2", "bf16x2", Fp8E8M0, BFloat, RZ_RP, Some(false))
+        },
+        pair("bf16x2", "ue8m0x2", BFloat, Fp8E8M0, RN, None),
         // `cvt.frnd2{.satfinite}{.relu}.tf32.f32 d, a;` (`.rna` is the other line: not read).
         Pair {
             dtype: "tf32",

@@ -16,7 +16,7 @@ use super::block::BlockSpec;
 use super::lanes::{splat_bits, vector_of};
 use super::small_float::SmallFloat;
 use super::values::{bitcast_le, element_type, int_const};
-use cranelift_codegen::ir::{InstBuilder, Type, Value};
+use cranelift_codegen::ir::{types, InstBuilder, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
 /// The bounds `spec`'s rules clamp to where they are narrower than the destination's range
@@ -167,7 +167,8 @@ pub(crate) fn float_result(
     use crate::rules::FloatResult;
     use crate::types::ScalarType;
     use cranelift_codegen::ir::condcodes::IntCC;
-    if result == FloatResult::Rounded {
+    // `_abs` acts on the operand ([`e8m0_of_magnitude`]), not on the result.
+    if matches!(result, FloatResult::Rounded | FloatResult::Magnitude) {
         return y;
     }
     let ty = b.func.dfg.value_type(y);
@@ -232,6 +233,34 @@ pub(crate) fn float_result(
         }
     };
     bitcast_le(b, ty, out)
+}
+
+/// E8M0 of the float `x`'s magnitude ([`crate::rules::FloatResult::Magnitude`]): `convert`
+/// (the conversion into E8M0, an I8 code) of `|x|`, and 2^-127 (0x00) for a zero, which E8M0
+/// cannot hold. `x` is an F32, an F64 or a 16-bit float's I16 bits; every magnitude below
+/// 2^-127 already converts to 0x00.
+pub(crate) fn e8m0_of_magnitude(
+    b: &mut FunctionBuilder,
+    convert: impl FnOnce(&mut FunctionBuilder, Value) -> Value,
+    x: Value,
+) -> Value {
+    use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+    let ty = b.func.dfg.value_type(x);
+    let (magnitude, is_zero) = if ty.is_float() {
+        let m = b.ins().fabs(x);
+        let zero = if ty == types::F64 {
+            b.ins().f64const(0.0)
+        } else {
+            b.ins().f32const(0.0)
+        };
+        (m, b.ins().fcmp(FloatCC::Equal, m, zero))
+    } else {
+        let m = b.ins().band_imm_u(x, 0x7fff);
+        (m, b.ins().icmp_imm_u(IntCC::Equal, m, 0))
+    };
+    let code = convert(b, magnitude);
+    let smallest = b.ins().iconst(types::I8, 0);
+    b.ins().select(is_zero, smallest, code)
 }
 
 /// `inputs`, one block of `spec`'s source vectors, as the recipe is to take them under

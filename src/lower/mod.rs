@@ -973,9 +973,12 @@ pub(crate) fn emit_element(
     if !rules.changes_floats() {
         return emit_rounded(b, conv, static_mode, x);
     }
+    let (src, dst) = (conv.src().elem, conv.dst().elem);
+    if rules.float_result == crate::rules::FloatResult::Magnitude {
+        return edges::e8m0_of_magnitude(b, |b, x| emit_rounded(b, conv, static_mode, x), x);
+    }
     // PTX's float rules around the conversion: the operand flushed, the conversion, the
     // result flushed and clamped.
-    let (src, dst) = (conv.src().elem, conv.dst().elem);
     let flush = rules.flush_float_subnormals;
     let x = if flush && src == ScalarType::Float {
         edges::flush_float_subnormal(b, x)

@@ -249,6 +249,22 @@ impl FastConverter {
             };
         }
         let value = decode(self.src, bits);
+        // `_abs` (into E8M0; CUDA's words: "Input number's absolute value is rounded to the
+        // closest power of two ... smaller than ... 2^-127 are then clipped to 2^-127"): the
+        // magnitude converted, a zero giving 2^-127 (0x00).
+        let value = match value {
+            _ if self.result != FloatResult::Magnitude => value,
+            Value::Finite { magnitude: 0, .. } => return 0,
+            Value::Finite {
+                magnitude, exp2, ..
+            } => Value::Finite {
+                negative: false,
+                magnitude,
+                exp2,
+            },
+            Value::Infinite { .. } => Value::Infinite { negative: false },
+            nan => nan,
+        };
         if self.dst == ScalarType::Bool {
             let zero = matches!(value, Value::Finite { magnitude: 0, .. });
             return u64::from(!zero);
