@@ -209,8 +209,10 @@ fn check_text(input: &str) -> Result<(), RequestError> {
 
 fn parse_opencl(input: &str, ext: Extensions) -> Result<Request, RequestError> {
     if crate::mx::MxRequest::is_mx_name(input) {
+        // Echoed escaped and bounded, as every piece of input in a message (fuzzing found a
+        // raw echo here: `fuzz/corpus/parse_name/finding-09-...`).
         return Err(RequestError::MxBlock {
-            name: input.trim().to_string(),
+            name: shorten(input.trim()),
         });
     }
     let name_end = ident_len(input);
