@@ -47,8 +47,13 @@ const INTEGERS: [(&str, &str); 6] = [
 /// The rounding suffixes and the `cvt` modifiers they compile to.
 const SUFFIXES: [(&str, &str); 4] = [("rn", "rn"), ("rz", "rz"), ("ru", "rp"), ("rd", "rm")];
 
-/// Every spelling with what it computes.
-fn intrinsics() -> Vec<(String, Intrinsic)> {
+/// Every spelling with what it computes, built once (a parse looks a name up in it).
+fn intrinsics() -> &'static [(String, Intrinsic)] {
+    static ALL: std::sync::OnceLock<Vec<(String, Intrinsic)>> = std::sync::OnceLock::new();
+    ALL.get_or_init(every_intrinsic)
+}
+
+fn every_intrinsic() -> Vec<(String, Intrinsic)> {
     let mut out = Vec::new();
     let mut cvt = |name: String, cvt: String, width: Width| {
         out.push((name, Intrinsic::Cvt { cvt, width }));
@@ -323,7 +328,7 @@ fn narrow_functions() -> Vec<(String, Intrinsic)> {
 
 /// Every spelling `clconv list cuda:` prints (the functions with `x` for their value).
 pub(super) fn spellings() -> Vec<String> {
-    intrinsics().into_iter().map(|(name, _)| name).collect()
+    intrinsics().iter().map(|(name, _)| name.clone()).collect()
 }
 
 /// Parses a CUDA intrinsic (`__float2int_rn`, `__float2int_rn(x)`) or a narrow-format call
@@ -367,15 +372,15 @@ pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
         }
         name.to_string()
     };
-    if let Some((_, intrinsic)) = intrinsics().into_iter().find(|(n, _)| *n == key) {
+    if let Some((_, intrinsic)) = intrinsics().iter().find(|(n, _)| *n == key) {
         return match intrinsic {
-            Intrinsic::Cvt { cvt, width } => match parse_cvt(&cvt)? {
-                Request::Convert(c) if width == Width::W2 && c.src().width == Width::W1 => {
+            Intrinsic::Cvt { cvt, width } => match parse_cvt(cvt)? {
+                Request::Convert(c) if *width == Width::W2 && c.src().width == Width::W1 => {
                     Ok(Request::Convert(c.with_width(Width::W2)))
                 }
                 request => Ok(request),
             },
-            Intrinsic::Narrow(c) => Ok(Request::Convert(c)),
+            Intrinsic::Narrow(c) => Ok(Request::Convert(*c)),
         };
     }
     Err(bad(why_not(name, &args)))
@@ -394,7 +399,7 @@ fn is_identifier(s: &str) -> bool {
 fn why_not(name: &str, args: &[&str]) -> String {
     let has = |prefix: &str| name.starts_with(prefix);
     let known: Vec<String> = intrinsics()
-        .into_iter()
+        .iter()
         .filter_map(|(n, _)| n.strip_prefix(&format!("{name}(")).map(|a| a.to_string()))
         .collect();
     if let Some(int) = ["__int2double_", "__uint2double_"]
