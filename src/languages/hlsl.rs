@@ -173,9 +173,12 @@ pub(super) fn spellings() -> Vec<String> {
                     .map(|s| format!("{name}({s})")),
             );
         }
+        // Every source of the intrinsic's size, its own type included: `asuint(int(1))` and
+        // `asint(int)` compile (DXC's tests; Clang's `asint` is a `bit_cast` of any type of
+        // the same size).
         for (name, elem) in AS {
             for &(_, src) in canonical {
-                if src.bytes() == elem.bytes() && src != elem {
+                if src.bytes() == elem.bytes() {
                     let s = syntax::suffixed_name(VectorType::new(src, width), canonical);
                     out.extend(s.map(|s| format!("{name}({s})")));
                 }
