@@ -130,10 +130,18 @@ pub enum RequestError {
         narrow: ScalarType,
     },
     /// A language's rule (`_satsrc`, `_ftz`, `_relu`, ...) on a conversion of a narrow format.
-    #[error("a conversion to or from {narrow} takes `_sat` and a rounding mode only (and into fp8e8m0 from a float, `_abs`), not `_satsrc`, `_satmsb`, `_trap`, `_ftz`, `_clamp01`, `_relu` or `_nancanon`")]
+    #[error("a conversion to or from {narrow} takes `_sat` and a rounding mode only (and into fp8e8m0 from a float, `_abs`; out of fp8e8m0 into half, float and bfloat, `_nancanon`; into tf32 from float, `_rta`), not `_satsrc`, `_satmsb`, `_trap`, `_ftz`, `_clamp01`, `_relu` or another of these")]
     NarrowModifier {
         /// The narrow format.
         narrow: ScalarType,
+    },
+    /// `_rta` (PTX's `.rna`) on a conversion other than float -> tf32.
+    #[error("convert_{dst}_rta({src}): `_rta` (round to nearest, ties away from zero) is PTX's `cvt.rna.tf32.f32`: clconv rounds that way into tf32 from float only; write `convert_{dst}_rte({src})`, or convert a float")]
+    TiesAwaySource {
+        /// The source type.
+        src: VectorType,
+        /// The destination type.
+        dst: VectorType,
     },
     /// Source and destination element counts differ.
     #[error("convert_{dst} takes a source with {} components, but {src} has {}: use convert_{}({src}), or convert a {} source", dst.lanes(), src.lanes(), VectorType::new(dst.elem, src.width), VectorType::new(src.elem, dst.width))]
@@ -277,6 +285,14 @@ impl Conversion {
         if self.rules.modifier().is_some() {
             self.saturate = true;
         }
+        // Ties away from zero is a way of rounding to nearest: it makes the rounding `_rte`
+        // where none was written, and is dropped under a directed one.
+        if self.rules.ties_away {
+            match self.rounding {
+                None | Some(Rounding::Rte) => self.rounding = Some(Rounding::Rte),
+                Some(_) => self.rules.ties_away = false,
+            }
+        }
         self
     }
 
@@ -399,7 +415,8 @@ impl Conversion {
     /// Every conversion a name spells, each once: the matrix ([`Conversion::all`]) under every
     /// rule set a modifier names, float -> integer (`_satsrc`, `_satmsb`, `_satsrcmsb`,
     /// `_trap`: [`Rules::FLOAT_TO_INTEGER`]) and into or from float (`_ftz`, `_clamp01`,
-    /// `_relu`, `_nancanon`), where the name is legal. A rule set that gives OpenCL's results for a pair of
+    /// `_relu`, `_nancanon`), where the name is legal; NVIDIA's E8M0 rules (`_abs` into
+    /// fp8e8m0, `_nancanon` out of it) and PTX's ties away from zero into tf32 (`_rta`). A rule set that gives OpenCL's results for a pair of
     /// types is OpenCL's request ([`Conversion::with_rules`]), so it is not listed twice.
     /// `clconv list` prints these; the test suite compiles and runs every one.
     ///
@@ -410,6 +427,7 @@ impl Conversion {
     /// assert!(all.iter().any(|c| c.to_string() == "convert_int4_trap(float4)"));
     /// assert!(all.iter().any(|c| c.to_string() == "convert_half_ftz_relu_rtz(float)"));
     /// assert!(all.iter().any(|c| c.to_string() == "convert_fp8e8m0x2_sat_abs_rtp(bfloat2)"));
+    /// assert!(all.iter().any(|c| c.to_string() == "convert_tf32x4_sat_rta(float4)"));
     /// assert!(!all.iter().any(|c| c.to_string() == "convert_int_satsrc(short)"));
     /// ```
     pub fn every_named(ext: Extensions) -> Vec<Conversion> {
@@ -455,6 +473,17 @@ impl Conversion {
                 float_result,
                 ..Rules::OPENCL
             }));
+        }
+        // PTX's ties away from zero into tf32 from float (`_rta`): without a rounding modifier
+        // or with `_rte`, the one it replaces.
+        for c in Conversion::with_narrow(ext) {
+            let nearest = matches!(c.rounding, None | Some(Rounding::Rte));
+            if (c.src.elem, c.dst.elem) == (ScalarType::Float, ScalarType::Tf32) && nearest {
+                out.insert(c.with_rules(Rules {
+                    ties_away: true,
+                    ..Rules::OPENCL
+                }));
+            }
         }
         out.into_iter().collect()
     }
@@ -718,8 +747,10 @@ impl fmt::Display for Builtin {
                     None => {}
                 }
                 f.write_str(&rules.float_modifiers())?;
-                if let Some(r) = rounding {
-                    f.write_str(r.suffix())?;
+                match rounding {
+                    Some(Rounding::Rte) if rules.ties_away => f.write_str("_rta")?,
+                    Some(r) => f.write_str(r.suffix())?,
+                    None => {}
                 }
                 Ok(())
             }

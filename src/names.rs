@@ -431,7 +431,9 @@ fn parse_builtin(name: &str, ctx: &Ctx) -> Result<Builtin, RequestError> {
 enum Modifier {
     /// `_sat`, or `_satsrc` (clconv's spelling of WGSL's clamp, [`Rules::WGSL`]).
     Sat(Rules),
-    Round(Rounding),
+    /// A rounding mode; `true` for `_rta` (nearest, ties away from zero: `Rte` under
+    /// [`Rules::ties_away`]).
+    Round(Rounding, bool),
     /// `_ftz`, `_clamp01`, `_relu`, `_nancanon` (PTX's float rules).
     Float(FloatRule),
 }
@@ -480,8 +482,9 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
                 "relu" => Modifier::Float(FloatRule::Result(FloatResult::Relu)),
                 "nancanon" => Modifier::Float(FloatRule::Result(FloatResult::CanonicalNan)),
                 "abs" => Modifier::Float(FloatRule::Result(FloatResult::Magnitude)),
+                "rta" => Modifier::Round(Rounding::Rte, true),
                 _ => match Rounding::from_name(token) {
-                    Some(r) => Modifier::Round(r),
+                    Some(r) => Modifier::Round(r, false),
                     None => return Err(bad(format!("_{token}"), unknown_modifier(token, dst))),
                 },
             };
@@ -492,7 +495,7 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
     check_half(dst, ctx.ext)?;
     let sat_rules = modifiers.iter().find_map(|m| match *m {
         Modifier::Sat(rules) => Some(rules),
-        Modifier::Round(_) | Modifier::Float(_) => None,
+        Modifier::Round(..) | Modifier::Float(_) => None,
     });
     let saturate = sat_rules.is_some();
     if saturate && dst.elem.is_float() && !dst.elem.is_beyond_opencl() {
@@ -556,9 +559,23 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
         }
     }
     let first_rounding = modifiers.iter().find_map(|m| match *m {
-        Modifier::Round(r) => Some(r),
+        Modifier::Round(r, away) => Some((r, away)),
         Modifier::Sat(_) | Modifier::Float(_) => None,
     });
+    // `_rta`: PTX's `cvt.rna.tf32.f32`, the one conversion with ties away from zero.
+    if let Some((_, true)) = first_rounding {
+        if dst.elem != crate::types::ScalarType::Tf32 {
+            return Err(bad(
+                "_rta".into(),
+                format!(
+                    "`_rta` (round to nearest, ties away from zero) is PTX's `cvt.rna.tf32.f32`: \
+                     clconv rounds that way into tf32 from float only, not into {dst}"
+                ),
+            ));
+        }
+        rules.ties_away = true;
+    }
+    let first_rounding = first_rounding.map(|(r, _)| r);
     let canonical = Builtin::Convert {
         dst,
         saturate,
@@ -567,7 +584,7 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
     };
 
     let mut seen_sat = false;
-    let mut seen_rounding: Option<Rounding> = None;
+    let mut seen_rounding: Option<&str> = None;
     for m in modifiers {
         match m {
             Modifier::Sat(_) if seen_sat => {
@@ -581,9 +598,8 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
                     return Err(bad(
                         "_sat".into(),
                         format!(
-                            "`_sat` comes after `{}`; write _sat before the rounding mode: \
-                             `{canonical}`",
-                            r.suffix()
+                            "`_sat` comes after `{r}`; write _sat before the rounding mode: \
+                             `{canonical}`"
                         ),
                     ));
                 }
@@ -594,39 +610,43 @@ fn parse_modifiers(dst: VectorType, text: &str, ctx: &Ctx) -> Result<Builtin, Re
                     return Err(bad(
                         rule.token().into(),
                         format!(
-                            "`{}` comes after `{}`; write it before the rounding mode: \
+                            "`{}` comes after `{r}`; write it before the rounding mode: \
                              `{canonical}`",
                             rule.token(),
-                            r.suffix()
                         ),
                     ));
                 }
             }
-            Modifier::Round(r) => match seen_rounding {
-                Some(prev) if prev == r => {
-                    return Err(bad(
-                        r.suffix().into(),
-                        format!("`{}` is repeated: write it once, `{canonical}`", r.suffix()),
-                    ))
+            Modifier::Round(r, away) => {
+                let token = if away { "_rta" } else { r.suffix() };
+                match seen_rounding {
+                    Some(prev) if prev == token => {
+                        return Err(bad(
+                            token.into(),
+                            format!("`{token}` is repeated: write it once, `{canonical}`"),
+                        ))
+                    }
+                    Some(prev) => {
+                        let other = Builtin::Convert {
+                            dst,
+                            saturate,
+                            rounding: Some(r),
+                            rules: Rules {
+                                ties_away: away,
+                                ..rules
+                            },
+                        };
+                        return Err(bad(
+                            token.into(),
+                            format!(
+                                "a second rounding mode after `{prev}`: a conversion has one, \
+                                 write `{canonical}` or `{other}`"
+                            ),
+                        ));
+                    }
+                    None => seen_rounding = Some(token),
                 }
-                Some(prev) => {
-                    let other = Builtin::Convert {
-                        dst,
-                        saturate,
-                        rounding: Some(r),
-                        rules,
-                    };
-                    return Err(bad(
-                        r.suffix().into(),
-                        format!(
-                            "a second rounding mode after `{}`: a conversion has one, write \
-                             `{canonical}` or `{other}`",
-                            prev.suffix()
-                        ),
-                    ));
-                }
-                None => seen_rounding = Some(r),
-            },
+            }
         }
     }
     Ok(canonical)
@@ -637,13 +657,14 @@ fn unknown_modifier(token: &str, dst: VectorType) -> String {
     let lower = token.to_ascii_lowercase();
     if token.is_empty() {
         "an empty modifier (a doubled or trailing `_`): remove the extra `_`".into()
-    } else if lower == "sat" || Rounding::from_name(&lower).is_some() {
+    } else if lower == "sat" || lower == "rta" || Rounding::from_name(&lower).is_some() {
         format!("modifiers are lowercase: write `_{lower}`")
     } else if token.bytes().all(|b| b.is_ascii_digit()) {
         format!("the vector width follows the type directly: write `convert_{dst}{token}`")
     } else if lower.starts_with("rt") {
         "unknown rounding mode: the modes are `_rte` (to nearest even), `_rtz` (toward zero), \
-         `_rtp` (toward +inf) and `_rtn` (toward -inf)"
+         `_rtp` (toward +inf) and `_rtn` (toward -inf); into tf32 from float also `_rta` (to \
+         nearest, ties away from zero)"
             .into()
     } else {
         "unknown modifier: after the type come `_sat` (integer destinations only), then at most \

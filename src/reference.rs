@@ -356,7 +356,12 @@ impl ElementConverter {
             min,
             max,
             saturate: conv.saturate(),
-            round: apfloat_round(conv.effective_rounding(static_mode)),
+            // PTX `cvt.rna` (into `.tf32` from `.f32` only): "rounds to nearest, ties away
+            // from zero" (PTX ISA §6.5.2, Table 17), IEEE 754's roundTiesToAway.
+            round: match conv.effective_rounding(static_mode) {
+                Rounding::Rte if conv.rules().ties_away => Round::NearestTiesToAway,
+                r => apfloat_round(r),
+            },
             nan_undefined: conv.rules().out_of_range == OutOfRange::NearestInSource,
             // PTX, "Integer Notes" of cvt: "1 << (BitWidth(dst) - 1)" where it is not zero.
             nan_bits: match conv.rules().nan {

@@ -158,6 +158,9 @@ impl Builtin {
                 // rules `Rules::normalised` keeps for it (E8M0's `_abs`, the canonical NaN out
                 // of E8M0) and a name that writes any other is refused, not silently dropped.
                 match narrow {
+                    Some(_) if rules.ties_away && !c.rules().ties_away => {
+                        Err(RequestError::TiesAwaySource { src, dst })
+                    }
                     Some(narrow) if c.rules() != rules => {
                         Err(RequestError::NarrowModifier { narrow })
                     }

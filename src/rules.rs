@@ -101,6 +101,12 @@ pub struct Rules {
     /// (PTX `cvt.ftz`: "flush single-precision subnormal inputs and results to
     /// sign-preserving zero").
     pub flush_float_subnormals: bool,
+    /// Round to nearest breaks a tie away from zero instead of to even (IEEE 754-2019's
+    /// roundTiesToAway; PTX `cvt.rna.tf32.f32`: "mantissa LSB rounds to nearest, ties away
+    /// from zero"). Kept only where PTX has it, float -> tf32 rounding to nearest
+    /// ([`Rules::normalised`], [`crate::Conversion::with_rules`]); spelled `_rta` in place of
+    /// `_rte`.
+    pub ties_away: bool,
 }
 
 impl Default for Rules {
@@ -119,6 +125,7 @@ impl Rules {
         nan: NanToInteger::Zero,
         float_result: FloatResult::Rounded,
         flush_float_subnormals: false,
+        ties_away: false,
     };
 
     /// WGSL: clamp to the nearest value the source format represents exactly; NaN, which WGSL
@@ -208,6 +215,8 @@ impl Rules {
         // `__nv_cvt_e8m0_to_bf16raw` gives 0x7fff for 0xff).
         if src.is_narrow() || dst.is_narrow() {
             let plain = |t: ScalarType| t.is_float() && !t.is_narrow();
+            // And PTX's ties-away rounding into tf32 from float (`cvt.rna.tf32.f32`).
+            let ties_away = self.ties_away && (src, dst) == (ScalarType::Float, ScalarType::Tf32);
             let kept = match self.float_result {
                 FloatResult::Magnitude if dst == ScalarType::Fp8E8M0 && plain(src) => {
                     FloatResult::Magnitude
@@ -219,6 +228,7 @@ impl Rules {
             };
             return Rules {
                 float_result: kept,
+                ties_away,
                 ..Rules::OPENCL
             };
         }
@@ -243,6 +253,7 @@ impl Rules {
         let integer = Rules {
             float_result: floats.float_result,
             flush_float_subnormals: floats.flush_float_subnormals,
+            ties_away: false,
             ..self
         };
         if self.traps() {
@@ -261,7 +272,9 @@ impl Rules {
     /// [`Rules::flush_float_subnormals`]): the conversion runs per element, and
     /// `convert_T(T)` is no longer the identity.
     pub const fn changes_floats(self) -> bool {
-        self.flush_float_subnormals || !matches!(self.float_result, FloatResult::Rounded)
+        self.flush_float_subnormals
+            || self.ties_away
+            || !matches!(self.float_result, FloatResult::Rounded)
     }
 
     /// The modifiers a name spells the float rules with, after the float -> integer one:
@@ -337,6 +350,9 @@ impl fmt::Display for Rules {
         }
         if self.flush_float_subnormals {
             f.write_str("; float subnormals flushed")?;
+        }
+        if self.ties_away {
+            f.write_str("; ties round away from zero")?;
         }
         Ok(())
     }

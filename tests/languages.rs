@@ -353,6 +353,35 @@ mod through_the_jit {
             words(&[0x3f80_3fff, 0xbf80_0000]),
             words(&[0x3f80_2000, 0xbf80_0000]),
         );
+        // `.rna`, "rounds to nearest, ties away from zero": both ties up in magnitude, the
+        // negative one too; below a tie down; FLT_MAX's tie to infinity, or the largest tf32
+        // with `.satfinite`.
+        bits(
+            "ptx:cvt.rna.tf32.f32",
+            words(&[
+                0x3f80_1000,
+                0x3f80_3000,
+                0xbf80_1000,
+                0x3f80_0fff,
+                0x7f7f_f000,
+            ]),
+            words(&[
+                0x3f80_2000,
+                0x3f80_4000,
+                0xbf80_2000,
+                0x3f80_0000,
+                0x7f80_0000,
+            ]),
+        );
+        bits(
+            "ptx:cvt.rna.satfinite.tf32.f32",
+            words(&[0x7f7f_f000, 0xff7f_f000]),
+            words(&[0x7f7f_e000, 0xff7f_e000]),
+        );
+        assert_eq!(
+            parse("ptx:cvt.rna.satfinite.tf32.f32").to_string(),
+            "convert_tf32_sat_rta(float)"
+        );
     }
 
     /// CUDA's narrow-format functions and 16-bit float intrinsics, by what CUDA 13.0's headers
@@ -947,7 +976,8 @@ fn what_a_language_does_not_have_is_a_typed_error() {
             "ptx:cvt.rn.relu.f32.f64",
             "`.relu` applies to .f16 and .bf16",
         ),
-        ("ptx:cvt.rna.tf32.f32", "ties away from zero"),
+        ("ptx:cvt.rna.rz.tf32.f32", "a second rounding modifier"),
+        ("ptx:cvt.rna.relu.tf32.f32", "not read yet"),
         ("ptx:cvt.rm.tf32.f32", "rounds with .rn or .rz only"),
         ("ptx:cvt.rn.relu.tf32.f32", "not read yet"),
         ("ptx:cvt.rn.satfinite.relu.e2m3x2.f32", "no relu rule"),

@@ -295,3 +295,47 @@ fn tf32_is_float_with_ten_fraction_bits() {
         [0x3f80_0000, 0x7f80_0000]
     );
 }
+
+#[test]
+fn tf32_ties_away_from_zero() {
+    // `_rta`, PTX's `.rna`: "rounds to nearest, ties away from zero". 1 + 2^-11 is a tie: away,
+    // 1 + 2^-10 (even would give 1.0), and so for its negative; just below the tie, 1.0. The
+    // largest float's tie (0x7f7ff000, halfway between the largest tf32 and 2^128) rounds to
+    // infinity, or to the largest tf32 under `_sat`. The smallest subnormal tie, 2^-137
+    // (0x00001000), goes up to 2^-136 (0x00002000). NaN as `convert_tf32`: quiet, top payload.
+    let inputs = [
+        0x3f80_1000,
+        0xbf80_1000,
+        0x3f80_0fff,
+        0x7f7f_f000,
+        0x0000_1000,
+        0x7f80_4000,
+    ];
+    assert_eq!(
+        reference("convert_tf32_rta(float)", &inputs),
+        [
+            0x3f80_2000,
+            0xbf80_2000,
+            0x3f80_0000,
+            0x7f80_0000,
+            0x0000_2000,
+            0x7fc0_4000
+        ]
+    );
+    assert_eq!(
+        reference("convert_tf32_sat_rta(float)", &[0x7f7f_f000, 0xff80_0000]),
+        [0x7f7f_e000, 0xff7f_e000]
+    );
+    // The rule is a way of rounding to nearest, and PTX has it into tf32 from float only.
+    let ext = Extensions::with_fp16();
+    for (name, says) in [
+        ("convert_tf32_rta(double)", "from float only"),
+        ("convert_tf32_rta(half)", "from float only"),
+        ("convert_float_rta(double)", "into tf32 from float only"),
+        ("convert_tf32_rta_rtz(float)", "a second rounding mode"),
+        ("convert_tf32_RTA(float)", "lowercase"),
+    ] {
+        let e = Request::parse(name, ext).unwrap_err().to_string();
+        assert!(e.contains(says), "{name}: {e}");
+    }
+}

@@ -17,9 +17,9 @@
 //! operands and results (`_ftz`); `.satfinite` into `.bf16` is `_sat`. The packed pairs
 //! (`cvt.rn.satfinite.e4m3x2.f32 d, a, b`, `.f16x2`, `.bf16x2`, fp8 from and into `.f16x2`)
 //! are width-2 conversions ([`PAIRS`]), and so are FP6's (`.e2m3x2`, `.e3m2x2`); `.tf32` is
-//! read with `.rn` and `.rz`; `.ue8m0x2` from `.f32` and `.bf16x2` and back into `.bf16x2`. Not
-//! read, each refused with a message that says so: `.rna` (only `cvt.rna.tf32.f32` has it),
-//! `.satfinite` into `.f16`, `.relu` into `.tf32` and to or from FP6, and the FP4 form
+//! read with `.rn`, `.rz` and `.rna` (ties away from zero: `_rta`); `.ue8m0x2` from `.f32` and
+//! `.bf16x2` and back into `.bf16x2`. Not read, each refused with a message that says so:
+//! `.rna` elsewhere (only `cvt.rna.tf32.f32` has it), `.satfinite` into `.f16`, `.relu` into `.tf32` and to or from FP6, and the FP4 form
 //! (`.e2m1x2`).
 
 use super::syntax;
@@ -69,7 +69,7 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
                          .e2m3x2/.e3m2x2 from .f32 (two operands), .e4m3x2/.e5m2x2 from .f16x2 \
                          and .f16x2 from .e4m3x2/.e5m2x2/.e2m3x2/.e3m2x2"
                     }
-                    "tf32" => ": clconv reads `cvt.{rn,rz}{.satfinite}.tf32.f32`",
+                    "tf32" => ": clconv reads `cvt.{rn,rz,rna}{.satfinite}.tf32.f32`",
                     "e2m1x2" => ": the FP4 form (.e2m1x2, two codes in one byte) is not read yet",
                     _ => "",
                 };
@@ -119,13 +119,10 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
                 }
                 satfinite = true;
             }
-            "rna" => {
-                return Err(bad(
-                    "`.rna` (ties away from zero) is defined only for `cvt.rna.tf32.f32`, which \
-                     clconv does not read yet"
-                        .into(),
-                ))
-            }
+            "rna" => return Err(bad(
+                "`.rna` (ties away from zero) is defined only for `cvt.rna{.satfinite}.tf32.f32`"
+                    .into(),
+            )),
             other => return Err(bad(format!("unknown modifier `.{other}`"))),
         }
     }
@@ -359,7 +356,8 @@ const PAIRS: [Pair; 16] = {
             ..pair("ue8m0x2", "bf16x2", Fp8E8M0, BFloat, RZ_RP, Some(false))
         },
         pair("bf16x2", "ue8m0x2", BFloat, Fp8E8M0, RN, None),
-        // `cvt.frnd2{.satfinite}{.relu}.tf32.f32 d, a;` (`.rna` is the other line: not read).
+        // `cvt.frnd2{.satfinite}{.relu}.tf32.f32 d, a;` and `cvt.rna{.satfinite}.tf32.f32 d, a;`
+        // (`.rna` is read in `parse_pair`).
         Pair {
             dtype: "tf32",
             atype: "f32",
@@ -383,6 +381,7 @@ fn parse_pair(
 ) -> Result<Request, RequestError> {
     let line = format!("cvt.{}.{}", pair.dtype, pair.atype);
     let (mut rounding, mut relu, mut satfinite) = (None, false, false);
+    let mut ties_away = false;
     for &m in modifiers {
         match m {
             "relu" if pair.dst.is_narrow() || pair.src.is_narrow() => {
@@ -398,13 +397,17 @@ fn parse_pair(
             }
             "relu" => relu = true,
             "satfinite" if pair.satfinite.is_some() => satfinite = true,
+            "rn" | "rz" | "rm" | "rp" | "rna" if rounding.is_some() => {
+                return Err(bad(format!(
+                    "`.{m}` is a second rounding modifier: {line} takes one"
+                )))
+            }
             m if pair.roundings.contains(&m) => rounding = Some(mode(m)),
+            // `cvt.rna{.satfinite}.tf32.f32 d, a;`: "rounds to nearest, ties away from zero"
+            // (§6.5.2, Table 17), clconv's `_rta`.
             "rna" if pair.dst == ScalarType::Tf32 => {
-                return Err(bad(
-                    "`cvt.rna.tf32.f32` rounds ties away from zero, a rounding clconv does not \
-                     have yet: `.rn` and `.rz` are read"
-                        .into(),
-                ))
+                rounding = Some(Rounding::Rte);
+                ties_away = true;
             }
             "rn" | "rz" | "rm" | "rp" | "rni" | "rzi" | "rmi" | "rpi" | "rna" => {
                 return Err(bad(format!(
@@ -445,6 +448,7 @@ fn parse_pair(
     }
     let rules = Rules {
         float_result: if relu { FloatResult::Relu } else { pair.nan },
+        ties_away,
         ..Rules::OPENCL
     };
     let (s, d) = (
@@ -575,6 +579,9 @@ pub(super) fn spellings() -> Vec<String> {
             }
         }
     }
+    // `cvt.rna{.satfinite}.tf32.f32`: ties away from zero.
+    out.push("cvt.rna.tf32.f32".into());
+    out.push("cvt.rna.satfinite.tf32.f32".into());
     // `.relu` and `.satfinite` into .f16 and .bf16 take .rn and .rz only.
     for d in ["f16", "bf16"] {
         for m in ["rn", "rz"] {

@@ -139,7 +139,9 @@ pub(crate) fn from_f32_bits(
 ) -> Value {
     let fmt = match (t, Narrow::of(t)) {
         (_, Some(fmt)) => fmt,
-        (ScalarType::Tf32, None) => return tf32_from_f32_bits(b, x, rounding, saturate),
+        (ScalarType::Tf32, None) => {
+            return tf32_from_f32_bits(b, x, Tf32Rounding::Mode(rounding), saturate)
+        }
         _ => return e8m0_from_f32_bits(b, x, rounding, saturate),
     };
     let i = types::I32;
@@ -331,27 +333,51 @@ fn tf32_to_f32(b: &mut FunctionBuilder, x: Value) -> Value {
     bitcast_le(b, types::F32, bits)
 }
 
+/// How a float is rounded into tf32: by one of the four modes, or to nearest with ties away
+/// from zero (PTX's `cvt.rna.tf32.f32`, [`crate::rules::Rules::ties_away`]).
+#[derive(Clone, Copy)]
+enum Tf32Rounding {
+    Mode(Rounding),
+    TiesAway,
+}
+
+/// The F32 `x` into tf32 rounding to nearest with ties away from zero (`saturate`: `_sat`),
+/// as I32: `convert_tf32[_sat]_rta(float)`.
+pub(crate) fn tf32_from_f32_ties_away(b: &mut FunctionBuilder, x: Value, saturate: bool) -> Value {
+    let bits = bitcast_le(b, types::I32, x);
+    tf32_from_f32_bits(b, bits, Tf32Rounding::TiesAway, saturate)
+}
+
 /// The float whose bits are the I32 `x` into tf32 by `rounding` (`saturate`: `_sat`), as I32.
+/// The magnitude's bits rounded by an add at bit 12 and a mask of the low 13: a carry into the
+/// exponent is the next binade, and past the largest finite value the add reaches infinity's
+/// bits (0x7f80_0000).
 fn tf32_from_f32_bits(
     b: &mut FunctionBuilder,
     x: Value,
-    rounding: Rounding,
+    rounding: Tf32Rounding,
     saturate: bool,
 ) -> Value {
     let i = types::I32;
     let sign = b.ins().band_imm_u(x, 0x8000_0000u32 as i64);
     let a = b.ins().band_imm_u(x, 0x7fff_ffff);
     let zero = int_const(b, i, 0);
+    let rounding = match rounding {
+        // Half an ulp: a tie goes up, away from zero.
+        Tf32Rounding::TiesAway => None,
+        Tf32Rounding::Mode(r) => Some(r),
+    };
     let add = match rounding {
-        Rounding::Rte => {
+        None => Some(int_const(b, i, 0x1000)),
+        Some(Rounding::Rte) => {
             let kept = b.ins().ushr_imm_u(a, 13);
             let odd = b.ins().band_imm_u(kept, 1);
             Some(b.ins().iadd_imm_u(odd, 0xfff))
         }
-        Rounding::Rtz => None,
-        Rounding::Rtp | Rounding::Rtn => {
+        Some(Rounding::Rtz) => None,
+        Some(r @ (Rounding::Rtp | Rounding::Rtn)) => {
             let negative = b.ins().icmp_imm_u(IntCC::NotEqual, sign, 0);
-            let up = if rounding == Rounding::Rtp {
+            let up = if r == Rounding::Rtp {
                 b.ins().icmp_imm_u(IntCC::Equal, sign, 0)
             } else {
                 negative

@@ -47,6 +47,8 @@ pub struct FastConverter {
     pub(crate) flush_tiny_double: bool,
     /// PTX's clamps of a float result (`.sat`, `.relu`), applied last.
     pub(crate) result: FloatResult,
+    /// Into a float: ties round away from zero (`_rta`).
+    pub(crate) ties_away: bool,
 }
 
 /// A source element's exact value.
@@ -152,6 +154,7 @@ impl FastConverter {
             flush_tiny_double: rules.flush_float_subnormals
                 && (src, dst) == (ScalarType::Double, ScalarType::Float),
             result,
+            ties_away: rules.ties_away && rounding == Rounding::Rte,
         }
     }
 
@@ -271,7 +274,10 @@ impl FastConverter {
         }
         match float_format(self.dst) {
             Some((m, e)) => {
-                let fmt = Fmt::of(self.dst, m, e, self.saturate);
+                let fmt = Fmt {
+                    ties_away: self.ties_away,
+                    ..Fmt::of(self.dst, m, e, self.saturate)
+                };
                 match narrow_format(self.dst) {
                     Some(narrow) => to_narrow(value, fmt, narrow, self.rounding),
                     None => self.finish(to_float(value, fmt, self.rounding)),
@@ -407,6 +413,9 @@ struct Fmt {
     /// `_sat` (bfloat and the 8-bit floats): beyond the largest finite value, infinities
     /// included, that value of the sign.
     saturate: bool,
+    /// Nearest-even's ties go away from zero instead (`_rta`, PTX's `.rna`: "rounds to
+    /// nearest, ties away from zero").
+    ties_away: bool,
 }
 
 impl Fmt {
@@ -418,6 +427,7 @@ impl Fmt {
             nan_only: nan_only(t),
             finite_only: narrow_format(t).is_some(),
             saturate,
+            ties_away: false,
         }
     }
 }
@@ -791,7 +801,8 @@ fn round_to_format(negative: bool, magnitude: u64, exp2: i32, fmt: Fmt, mode: Ro
         magnitude << shift.unsigned_abs() // exact: fits in m + 1 bits
     } else {
         let (q, vs_half, inexact) = split(magnitude, shift as u32);
-        q + u64::from(round_up(mode, negative, q & 1 == 1, vs_half, inexact))
+        let tie_away = fmt.ties_away && mode == Rounding::Rte && vs_half == Ordering::Equal;
+        q + u64::from(tie_away || round_up(mode, negative, q & 1 == 1, vs_half, inexact))
     };
     if q == 1 << (m + 1) {
         // Rounded up to the next power of two.
