@@ -529,6 +529,13 @@ mod through_the_jit {
                 .collect(),
             halves(&[0x6800, 0xe801]),
         );
+        // `crt/mma.h`'s `nvcuda::wmma::__float_to_tf32`, an `asm` of `cvt.rna.tf32.f32`: the
+        // ties 1 + 2^-11 and -(1 + 2^-11) away from zero, to +-(1 + 2^-10).
+        bits(
+            "cuda:nvcuda::wmma::__float_to_tf32(x)",
+            floats(&[1.0 + 1.0 / 2048.0, -(1.0 + 1.0 / 2048.0), 3.0]),
+            floats(&[1.0 + 1.0 / 1024.0, -(1.0 + 1.0 / 1024.0), 3.0]),
+        );
     }
 
     /// WGSL 15.7.6, the Note's examples, one by one.
@@ -972,6 +979,7 @@ fn what_a_language_does_not_have_is_a_typed_error() {
         ("msl:int(double)", "Metal has no double"),
         ("fortran:int(float)", "unknown language"),
         ("cuda:int(float)", "not one of the conversion intrinsics"),
+        ("cuda:__float_to_tf32(x)", "namespace `nvcuda::wmma`"),
         (
             "ptx:cvt.rn.relu.f32.f64",
             "`.relu` applies to .f16 and .bf16",

@@ -13,6 +13,8 @@
 //!   `cuda_fp8.hpp`, `cuda_fp6.hpp`, `cuda_fp4.hpp`; `docs/ptx.md`, "CUDA's narrow formats").
 //!   The x2 forms are width-2 conversions, element 0 (`.x`) in the low byte.
 //!
+//! - `crt/mma.h`: `nvcuda::wmma::__float_to_tf32`, the `cvt.rna.tf32.f32` it is written as.
+//!
 //! CUDA's names that are not read are refused with the reason: the packed FP4 pairs (two codes
 //! in one byte),
 //! `__nv_cvt_*_to_fp8(x, __NV_NOSAT, __NV_E4M3)` from float, half and bfloat16 (its NaN depends
@@ -140,6 +142,13 @@ fn every_intrinsic() -> Vec<(String, Intrinsic)> {
             Width::W2,
         );
     }
+    // `crt/mma.h` (CUDA 13.0, sm_80 and later): `nvcuda::wmma::__float_to_tf32(float)` is an
+    // `asm` of `cvt.rna.tf32.f32`; its float result's bits are the tf32 word.
+    cvt(
+        "nvcuda::wmma::__float_to_tf32".into(),
+        "cvt.rna.tf32.f32".into(),
+        Width::W1,
+    );
     out.extend(narrow_functions());
     out
 }
@@ -410,6 +419,11 @@ fn why_not(name: &str, args: &[&str]) -> String {
             "CUDA declares only `{int}rn`: every 32-bit integer is a double, so no rounding \
              direction can differ"
         );
+    }
+    if name == "__float_to_tf32" || name == "wmma::__float_to_tf32" {
+        return "CUDA declares it in namespace `nvcuda::wmma` (`crt/mma.h`): write \
+                `nvcuda::wmma::__float_to_tf32`"
+            .into();
     }
     if has("__double2half_") || has("__double2bfloat16_") {
         return "CUDA declares `__double2half` and `__double2bfloat16` (round to nearest-even), \
