@@ -162,7 +162,9 @@ fn listed(language: Language) -> &'static HashSet<Request> {
 /// destination.
 ///
 /// Input format: bytes 0-1 (little-endian) pick a request of
-/// `Request::all(Extensions::with_fp16())` (modulo its length); byte 2: bits 0-1 the static
+/// `Request::every_named(Extensions::with_fp16())`, the trapping ones aside (modulo their
+/// number: what `clconv list --fp16` prints, the languages' rules and the narrow formats
+/// included); byte 2: bits 0-1 the static
 /// rounding mode (rte, rtz, rtp, rtn), bits 2-5 the source's offset from a 16-byte boundary,
 /// bit 6 the JIT tier (0: optimised, 1: quick; each kernel compiled for that tier only);
 /// byte 3: bits 0-3 the destination's offset, bits 4-7 a number of stray bytes appended to the
@@ -198,7 +200,9 @@ impl Differential {
     ///
     /// ```
     /// use clconv_verify::fuzz_targets::Differential;
-    /// assert!(Differential::new().unwrap().requests().len() > 6000);
+    /// let d = Differential::new().unwrap();
+    /// assert!(d.requests().len() > 30_000);
+    /// assert!(d.requests().iter().any(|r| r.to_string() == "convert_tf32_rta(float)"));
     /// ```
     pub fn new() -> Result<Differential, JitError> {
         let ext = Extensions::with_fp16();
@@ -210,10 +214,13 @@ impl Differential {
                 jits.push(jit);
             }
         }
-        Ok(Differential {
-            jits,
-            requests: Request::all(ext),
-        })
+        // A trapping request's kernel stops at the first trap, which the comparison below does
+        // not expect (the traps have their own test, `tests/traps.rs`).
+        let requests = Request::every_named(ext)
+            .into_iter()
+            .filter(|r| !matches!(r, Request::Convert(c) if c.rules().traps()))
+            .collect();
+        Ok(Differential { jits, requests })
     }
 
     /// The requests an input's first two bytes index.
