@@ -130,7 +130,7 @@ pub enum RequestError {
         narrow: ScalarType,
     },
     /// A language's rule (`_satsrc`, `_ftz`, `_relu`, ...) on a conversion of a narrow format.
-    #[error("a conversion to or from {narrow} takes `_sat` and a rounding mode only (and into fp8e8m0 from a float, `_abs`; out of fp8e8m0 into half, float and bfloat, `_nancanon`; into tf32 from float, `_rta`), not `_satsrc`, `_satmsb`, `_trap`, `_ftz`, `_clamp01`, `_relu` or another of these")]
+    #[error("a conversion to or from {narrow} takes `_sat` and a rounding mode only (and into fp8e8m0 from a float, `_abs`; out of fp8e8m0 into half, float and bfloat, `_nancanon`; into tf32 from float, `_rta` and `_relu`), not `_satsrc`, `_satmsb`, `_trap`, `_ftz`, `_clamp01`, `_relu` elsewhere or another of these")]
     NarrowModifier {
         /// The narrow format.
         narrow: ScalarType,
@@ -416,7 +416,8 @@ impl Conversion {
     /// rule set a modifier names, float -> integer (`_satsrc`, `_satmsb`, `_satsrcmsb`,
     /// `_trap`: [`Rules::FLOAT_TO_INTEGER`]) and into or from float (`_ftz`, `_clamp01`,
     /// `_relu`, `_nancanon`), where the name is legal; NVIDIA's E8M0 rules (`_abs` into
-    /// fp8e8m0, `_nancanon` out of it) and PTX's ties away from zero into tf32 (`_rta`). A rule set that gives OpenCL's results for a pair of
+    /// fp8e8m0, `_nancanon` out of it) and PTX's ties away from zero and `.relu` into tf32 (`_rta`,
+    /// `_relu`). A rule set that gives OpenCL's results for a pair of
     /// types is OpenCL's request ([`Conversion::with_rules`]), so it is not listed twice.
     /// `clconv list` prints these; the test suite compiles and runs every one.
     ///
@@ -428,6 +429,7 @@ impl Conversion {
     /// assert!(all.iter().any(|c| c.to_string() == "convert_half_ftz_relu_rtz(float)"));
     /// assert!(all.iter().any(|c| c.to_string() == "convert_fp8e8m0x2_sat_abs_rtp(bfloat2)"));
     /// assert!(all.iter().any(|c| c.to_string() == "convert_tf32x4_sat_rta(float4)"));
+    /// assert!(all.iter().any(|c| c.to_string() == "convert_tf32_relu_rtz(float)"));
     /// assert!(!all.iter().any(|c| c.to_string() == "convert_int_satsrc(short)"));
     /// ```
     pub fn every_named(ext: Extensions) -> Vec<Conversion> {
@@ -474,15 +476,24 @@ impl Conversion {
                 ..Rules::OPENCL
             }));
         }
-        // PTX's ties away from zero into tf32 from float (`_rta`): without a rounding modifier
-        // or with `_rte`, the one it replaces.
+        // PTX's rules into tf32 from float: ties away from zero (`_rta`: without a rounding
+        // modifier or with `_rte`, the one it replaces) and `.relu` (`_relu`), each and both.
         for c in Conversion::with_narrow(ext) {
+            if (c.src.elem, c.dst.elem) != (ScalarType::Float, ScalarType::Tf32) {
+                continue;
+            }
             let nearest = matches!(c.rounding, None | Some(Rounding::Rte));
-            if (c.src.elem, c.dst.elem) == (ScalarType::Float, ScalarType::Tf32) && nearest {
-                out.insert(c.with_rules(Rules {
-                    ties_away: true,
-                    ..Rules::OPENCL
-                }));
+            for ties_away in [false, true] {
+                for float_result in [FloatResult::Rounded, FloatResult::Relu] {
+                    if ties_away && !nearest {
+                        continue;
+                    }
+                    out.insert(c.with_rules(Rules {
+                        ties_away,
+                        float_result,
+                        ..Rules::OPENCL
+                    }));
+                }
             }
         }
         out.into_iter().collect()

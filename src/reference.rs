@@ -231,6 +231,14 @@ impl FloatRules {
         if self.flush_dst {
             out.bits = flush_subnormal(out.bits);
         }
+        // tf32: the 19-bit format at the top of its word.
+        if self.dst == ScalarType::Tf32 {
+            out.bits = match self.result {
+                FloatResult::Relu => relu::<Tf32>(out.bits >> 13) << 13,
+                _ => out.bits,
+            };
+            return out;
+        }
         out.bits = match self.result {
             FloatResult::Rounded => out.bits,
             FloatResult::UnitInterval => for_format!(self.dst, T => unit_interval::<T>(out.bits)),

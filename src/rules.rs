@@ -210,9 +210,10 @@ impl Rules {
         // their names refuse them (`ConversionError::NarrowModifier`), and a rule set given
         // through `Conversion::with_rules` is dropped rather than lowered into a shape no
         // lowering has (a tf32 `_relu` once reached an unreachable arm).
-        // Two exceptions, NVIDIA's E8M0 rules: E8M0 of a float's magnitude (`_abs`), and the
+        // The exceptions: NVIDIA's E8M0 rules, E8M0 of a float's magnitude (`_abs`) and the
         // canonical NaN out of E8M0 into half, bfloat16 and float (`_nancanon`: CUDA's
-        // `__nv_cvt_e8m0_to_bf16raw` gives 0x7fff for 0xff).
+        // `__nv_cvt_e8m0_to_bf16raw` gives 0x7fff for 0xff); and PTX's `.relu` into tf32 from
+        // float (`cvt.frnd2{.satfinite}{.relu}.tf32.f32`).
         if src.is_narrow() || dst.is_narrow() {
             let plain = |t: ScalarType| t.is_float() && !t.is_narrow();
             // And PTX's ties-away rounding into tf32 from float (`cvt.rna.tf32.f32`).
@@ -223,6 +224,9 @@ impl Rules {
                 }
                 FloatResult::CanonicalNan if src == ScalarType::Fp8E8M0 && plain(dst) => {
                     FloatResult::CanonicalNan
+                }
+                FloatResult::Relu if (src, dst) == (ScalarType::Float, ScalarType::Tf32) => {
+                    FloatResult::Relu
                 }
                 _ => FloatResult::Rounded,
             };

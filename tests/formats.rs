@@ -335,8 +335,14 @@ fn rules_on_narrow_formats_are_dropped_not_lowered() {
             FloatResult::CanonicalNan,
             FloatResult::UnitInterval,
         ] {
+            // tf32 from float keeps `_relu` (PTX's `cvt.rn.relu.tf32.f32`): from double not.
+            let src = if dst == ScalarType::Tf32 {
+                ScalarType::Double
+            } else {
+                ScalarType::Float
+            };
             let plain = Conversion::new(
-                VectorType::scalar(ScalarType::Float),
+                VectorType::scalar(src),
                 VectorType::scalar(dst),
                 false,
                 Some(Rounding::Rtz),
@@ -399,7 +405,7 @@ fn e8m0_of_the_magnitude_and_its_canonical_nan() {
     for refused in [
         "convert_fp8e4m3fnuz_nancanon_rte(float)",
         "convert_fp8e8m0_nancanon_rtz(float)",
-        "convert_tf32_relu_rtz(float)",
+        "convert_tf32_relu_rtz(double)",
     ] {
         assert!(
             matches!(e(refused), RequestError::NarrowModifier { .. }),

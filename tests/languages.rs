@@ -382,6 +382,27 @@ mod through_the_jit {
             parse("ptx:cvt.rna.satfinite.tf32.f32").to_string(),
             "convert_tf32_sat_rta(float)"
         );
+        // `.relu`, "clamps the result to 0 if negative. NaN results are converted to canonical
+        // NaN": -1.0 and -0.0 give +0.0, a NaN of either sign tf32's positive NaN with every
+        // fraction bit set (0x7fffe000); 1 + 2^-11 to even; FLT_MAX to infinity, or the
+        // largest tf32 with `.satfinite`.
+        bits(
+            "ptx:cvt.rn.relu.tf32.f32",
+            words(&[
+                0xbf80_0000,
+                0x8000_0000,
+                0xffc0_0001,
+                0x7f80_0001,
+                0x3f80_1000,
+                0x7f7f_ffff,
+            ]),
+            words(&[0, 0, 0x7fff_e000, 0x7fff_e000, 0x3f80_0000, 0x7f80_0000]),
+        );
+        bits(
+            "ptx:cvt.rz.satfinite.relu.tf32.f32",
+            words(&[0x7f7f_ffff, 0xff80_0000, 0x3f80_3fff]),
+            words(&[0x7f7f_e000, 0, 0x3f80_2000]),
+        );
     }
 
     /// CUDA's narrow-format functions and 16-bit float intrinsics, by what CUDA 13.0's headers
@@ -985,9 +1006,8 @@ fn what_a_language_does_not_have_is_a_typed_error() {
             "`.relu` applies to .f16 and .bf16",
         ),
         ("ptx:cvt.rna.rz.tf32.f32", "a second rounding modifier"),
-        ("ptx:cvt.rna.relu.tf32.f32", "not read yet"),
+        ("ptx:cvt.rna.relu.tf32.f32", "not on the `cvt.rna"),
         ("ptx:cvt.rm.tf32.f32", "rounds with .rn or .rz only"),
-        ("ptx:cvt.rn.relu.tf32.f32", "not read yet"),
         ("ptx:cvt.rn.satfinite.relu.e2m3x2.f32", "no relu rule"),
         ("ptx:cvt.rn.relu.f16x2.e3m2x2", "no relu rule"),
         ("ptx:cvt.rn.e3m2x2.f32", "needs .satfinite"),

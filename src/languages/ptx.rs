@@ -19,7 +19,7 @@
 //! are width-2 conversions ([`PAIRS`]), and so are FP6's (`.e2m3x2`, `.e3m2x2`); `.tf32` is
 //! read with `.rn`, `.rz` and `.rna` (ties away from zero: `_rta`); `.ue8m0x2` from `.f32` and
 //! `.bf16x2` and back into `.bf16x2`. Not read, each refused with a message that says so:
-//! `.rna` elsewhere (only `cvt.rna.tf32.f32` has it), `.satfinite` into `.f16`, `.relu` into `.tf32` and to or from FP6, and the FP4 form
+//! `.rna` elsewhere (only `cvt.rna.tf32.f32` has it), `.satfinite` into `.f16`, `.relu` to or from FP6, and the FP4 form
 //! (`.e2m1x2`).
 
 use super::syntax;
@@ -384,7 +384,11 @@ fn parse_pair(
     let mut ties_away = false;
     for &m in modifiers {
         match m {
-            "relu" if pair.dst.is_narrow() || pair.src.is_narrow() => {
+            // `.relu` into `.tf32` is read (`_relu`); to and from the other narrow formats not.
+            "relu"
+                if (pair.dst.is_narrow() || pair.src.is_narrow())
+                    && pair.dst != ScalarType::Tf32 =>
+            {
                 let narrow = if pair.dst.is_narrow() {
                     pair.dst
                 } else {
@@ -435,6 +439,11 @@ fn parse_pair(
             pair.roundings.join(" or .")
         )));
     };
+    if relu && ties_away {
+        return Err(bad(
+            "`.relu` is not on the `cvt.rna{.satfinite}.tf32.f32` line (the ISA's syntax)".into(),
+        ));
+    }
     if pair.satfinite == Some(true) && !satfinite {
         return Err(bad(format!(
             "{line} needs .satfinite (the ISA's syntax line: `cvt.rn.satfinite{{.relu}}`)"
@@ -562,7 +571,8 @@ pub(super) fn spellings() -> Vec<String> {
         };
         for m in pair.roundings {
             for sat in sats {
-                let relus: &[&str] = if pair.dst.is_narrow() || pair.src.is_narrow() {
+                let narrow = pair.dst.is_narrow() || pair.src.is_narrow();
+                let relus: &[&str] = if narrow && pair.dst != ScalarType::Tf32 {
                     &[""]
                 } else {
                     &["", "relu."]

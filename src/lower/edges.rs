@@ -180,7 +180,8 @@ pub(crate) fn float_result(
         // Past infinity; E4M3, which has none, past its largest finite value.
         (Some(f), _) if f.nan_only => (f.max_finite().into(), u64::from(f.bias << f.fraction)),
         (Some(f), _) => (f.first_beyond().into(), u64::from(f.bias << f.fraction)),
-        (None, ScalarType::Float) => (0x7f80_0000, 0x3f80_0000),
+        // tf32 is float's top 19 bits (its word's low 13 are zero).
+        (None, ScalarType::Float | ScalarType::Tf32) => (0x7f80_0000, 0x3f80_0000),
         (None, ScalarType::Double) => (0x7ff0_0000_0000_0000, 0x3ff0_0000_0000_0000),
         _ => unreachable!("Rules::normalised keeps a float result only for a float destination"),
     };
@@ -220,8 +221,15 @@ pub(crate) fn float_result(
         }
         _ => {
             // A NaN of either sign gives the canonical NaN: the compare is on the magnitude.
-            let canonical = constant(b, int_ty, sign - 1);
-            let magnitude = b.ins().band(bits, canonical);
+            // tf32's canonical NaN has every fraction bit set within its 19 bits.
+            let canonical_bits = if dst == ScalarType::Tf32 {
+                0x7fff_e000
+            } else {
+                sign - 1
+            };
+            let canonical = constant(b, int_ty, canonical_bits);
+            let magnitude_mask = constant(b, int_ty, sign - 1);
+            let magnitude = b.ins().band(bits, magnitude_mask);
             let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, magnitude, nan_limit);
             if vector {
                 // NaN lanes all ones, then the sign bit cleared; the others are below it.

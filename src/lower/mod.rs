@@ -974,10 +974,6 @@ pub(crate) fn emit_element(
         return emit_rounded(b, conv, static_mode, x);
     }
     let (src, dst) = (conv.src().elem, conv.dst().elem);
-    if rules.ties_away {
-        // Only float -> tf32 keeps the rule (`Rules::normalised`), with no other float rule.
-        return narrow::tf32_from_f32_ties_away(b, x, conv.saturate());
-    }
     if rules.float_result == crate::rules::FloatResult::Magnitude {
         return edges::e8m0_of_magnitude(b, |b, x| emit_rounded(b, conv, static_mode, x), x);
     }
@@ -991,7 +987,12 @@ pub(crate) fn emit_element(
     } else {
         x
     };
-    let y = emit_rounded(b, conv, static_mode, x);
+    // Ties away from zero: only float -> tf32 keeps the rule (`Rules::normalised`).
+    let y = if rules.ties_away {
+        narrow::tf32_from_f32_ties_away(b, x, conv.saturate())
+    } else {
+        emit_rounded(b, conv, static_mode, x)
+    };
     let y = if flush && dst == ScalarType::Float {
         edges::flush_float_subnormal(b, y)
     } else {
