@@ -130,7 +130,7 @@ pub enum RequestError {
         narrow: ScalarType,
     },
     /// A language's rule (`_satsrc`, `_ftz`, `_relu`, ...) on a conversion of a narrow format.
-    #[error("a conversion to or from {narrow} takes `_sat` and a rounding mode only (and into fp8e8m0 from a float, `_abs`; out of fp8e8m0 into half, float and bfloat, `_nancanon`; into tf32 from float, `_rta` and `_relu`), not `_satsrc`, `_satmsb`, `_trap`, `_ftz`, `_clamp01`, `_relu` elsewhere or another of these")]
+    #[error("a conversion to or from {narrow} takes `_sat` and a rounding mode only (and into fp8e8m0 from a float, `_abs`; out of fp8e8m0 into half, float and bfloat, `_nancanon`; into tf32 from float, `_rta` and `_relu`; into FP6 from float and out of FP6 into half, `_relu`), not `_satsrc`, `_satmsb`, `_trap`, `_ftz`, `_clamp01`, `_relu` elsewhere or another of these")]
     NarrowModifier {
         /// The narrow format.
         narrow: ScalarType,
@@ -416,8 +416,8 @@ impl Conversion {
     /// rule set a modifier names, float -> integer (`_satsrc`, `_satmsb`, `_satsrcmsb`,
     /// `_trap`: [`Rules::FLOAT_TO_INTEGER`]) and into or from float (`_ftz`, `_clamp01`,
     /// `_relu`, `_nancanon`), where the name is legal; NVIDIA's E8M0 rules (`_abs` into
-    /// fp8e8m0, `_nancanon` out of it) and PTX's ties away from zero and `.relu` into tf32 (`_rta`,
-    /// `_relu`). A rule set that gives OpenCL's results for a pair of
+    /// fp8e8m0, `_nancanon` out of it), PTX's ties away from zero and `.relu` into tf32 (`_rta`,
+    /// `_relu`), and `.relu` into FP6 from float and out of FP6 into half. A rule set that gives OpenCL's results for a pair of
     /// types is OpenCL's request ([`Conversion::with_rules`]), so it is not listed twice.
     /// `clconv list` prints these; the test suite compiles and runs every one.
     ///
@@ -430,6 +430,8 @@ impl Conversion {
     /// assert!(all.iter().any(|c| c.to_string() == "convert_fp8e8m0x2_sat_abs_rtp(bfloat2)"));
     /// assert!(all.iter().any(|c| c.to_string() == "convert_tf32x4_sat_rta(float4)"));
     /// assert!(all.iter().any(|c| c.to_string() == "convert_tf32_relu_rtz(float)"));
+    /// assert!(all.iter().any(|c| c.to_string() == "convert_fp6e3m2x2_sat_relu_rte(float2)"));
+    /// assert!(all.iter().any(|c| c.to_string() == "convert_half2_relu(fp6e2m3x2)"));
     /// assert!(!all.iter().any(|c| c.to_string() == "convert_int_satsrc(short)"));
     /// ```
     pub fn every_named(ext: Extensions) -> Vec<Conversion> {
@@ -475,6 +477,16 @@ impl Conversion {
                 float_result,
                 ..Rules::OPENCL
             }));
+        }
+        // PTX's `.relu` into FP6 from float and out of FP6 into half.
+        for c in Conversion::with_narrow(ext) {
+            let (src, dst) = (c.src.elem, c.dst.elem);
+            if dst != ScalarType::Tf32 && crate::rules::relu_on_narrow(src, dst) {
+                out.insert(c.with_rules(Rules {
+                    float_result: FloatResult::Relu,
+                    ..Rules::OPENCL
+                }));
+            }
         }
         // PTX's rules into tf32 from float: ties away from zero (`_rta`: without a rounding
         // modifier or with `_rte`, the one it replaces) and `.relu` (`_relu`), each and both.

@@ -231,6 +231,13 @@ impl FloatRules {
         if self.flush_dst {
             out.bits = flush_subnormal(out.bits);
         }
+        // FP6's codes (sign in bit 5, no NaN): `.relu` "clamps the result to 0 if negative".
+        if matches!(self.dst, ScalarType::Fp6E2M3 | ScalarType::Fp6E3M2) {
+            if self.result == FloatResult::Relu && out.bits & 0x20 != 0 {
+                out.bits = 0;
+            }
+            return out;
+        }
         // tf32: the 19-bit format at the top of its word.
         if self.dst == ScalarType::Tf32 {
             out.bits = match self.result {

@@ -382,6 +382,19 @@ mod through_the_jit {
             parse("ptx:cvt.rna.satfinite.tf32.f32").to_string(),
             "convert_tf32_sat_rta(float)"
         );
+        // FP6 with `.relu`: negative values and -0.0 give +0 (0x00); NaN +MAX_NORM (E2M3
+        // 0x1f, 7.5) as without it; 1.0 is E2M3 0x08. Back into .f16x2: E3M2 0x25 (-0.3125)
+        // gives +0, 0x1f 28.0 (0x4f00).
+        bits(
+            "ptx:cvt.rn.satfinite.relu.e2m3x2.f32",
+            floats(&[-1.0, -0.0, f32::NAN, 1.0]),
+            vec![0x00, 0x00, 0x1f, 0x08],
+        );
+        bits(
+            "ptx:cvt.rn.relu.f16x2.e3m2x2",
+            vec![0x25, 0x1f],
+            halves(&[0x0000, 0x4f00]),
+        );
         // `.relu`, "clamps the result to 0 if negative. NaN results are converted to canonical
         // NaN": -1.0 and -0.0 give +0.0, a NaN of either sign tf32's positive NaN with every
         // fraction bit set (0x7fffe000); 1 + 2^-11 to even; FLT_MAX to infinity, or the
@@ -1008,15 +1021,14 @@ fn what_a_language_does_not_have_is_a_typed_error() {
         ("ptx:cvt.rna.rz.tf32.f32", "a second rounding modifier"),
         ("ptx:cvt.rna.relu.tf32.f32", "not on the `cvt.rna"),
         ("ptx:cvt.rm.tf32.f32", "rounds with .rn or .rz only"),
-        ("ptx:cvt.rn.satfinite.relu.e2m3x2.f32", "no relu rule"),
-        ("ptx:cvt.rn.relu.f16x2.e3m2x2", "no relu rule"),
         ("ptx:cvt.rn.e3m2x2.f32", "needs .satfinite"),
         ("ptx:cvt.rz.satfinite.e3m2x2.f32", "rounds with .rn only"),
         (
             "ptx:cvt.rn.satfinite.ue8m0x2.f32",
             "rounds with .rz or .rp only",
         ),
-        ("ptx:cvt.rz.relu.ue8m0x2.f32", "no relu rule"),
+        ("ptx:cvt.rz.relu.ue8m0x2.f32", "syntax line has none"),
+        ("ptx:cvt.rn.relu.bf16x2.ue8m0x2", "syntax line has none"),
         // The packed pairs' syntax lines (PTX ISA 9.7.9.21).
         ("ptx:cvt.rn.e4m3x2.f32", "needs .satfinite"),
         ("ptx:cvt.rz.satfinite.e4m3x2.f32", "rounds with .rn only"),

@@ -189,7 +189,11 @@ fn what_the_narrow_formats_do_not_take_is_a_typed_error() {
         Err(RequestError::NarrowBits { .. })
     ));
     assert!(matches!(
-        Request::parse("convert_fp6e3m2_relu(float)", ext),
+        Request::parse("convert_fp6e3m2_relu(double)", ext),
+        Err(RequestError::NarrowModifier { .. })
+    ));
+    assert!(matches!(
+        Request::parse("convert_fp4e2m1_relu(float)", ext),
         Err(RequestError::NarrowModifier { .. })
     ));
     assert!(matches!(

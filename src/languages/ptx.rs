@@ -19,13 +19,13 @@
 //! are width-2 conversions ([`PAIRS`]), and so are FP6's (`.e2m3x2`, `.e3m2x2`); `.tf32` is
 //! read with `.rn`, `.rz` and `.rna` (ties away from zero: `_rta`); `.ue8m0x2` from `.f32` and
 //! `.bf16x2` and back into `.bf16x2`. Not read, each refused with a message that says so:
-//! `.rna` elsewhere (only `cvt.rna.tf32.f32` has it), `.satfinite` into `.f16`, `.relu` to or from FP6, and the FP4 form
+//! `.rna` elsewhere (only `cvt.rna.tf32.f32` has it), `.satfinite` into `.f16`, and the FP4 form
 //! (`.e2m1x2`).
 
 use super::syntax;
 use super::Language;
 use crate::request::{Conversion, Request, RequestError};
-use crate::rules::{FloatResult, Rules};
+use crate::rules::{relu_on_narrow, FloatResult, Rules};
 use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
 
 const TYPES: [(&str, ScalarType); 12] = [
@@ -384,19 +384,14 @@ fn parse_pair(
     let mut ties_away = false;
     for &m in modifiers {
         match m {
-            // `.relu` into `.tf32` is read (`_relu`); to and from the other narrow formats not.
+            // `.relu` on the narrow formats' lines that have it: into `.tf32` and FP6, out of
+            // FP6 (`_relu`); the `.ue8m0x2` lines have none.
             "relu"
                 if (pair.dst.is_narrow() || pair.src.is_narrow())
-                    && pair.dst != ScalarType::Tf32 =>
+                    && !relu_on_narrow(pair.src, pair.dst) =>
             {
-                let narrow = if pair.dst.is_narrow() {
-                    pair.dst
-                } else {
-                    pair.src
-                };
                 return Err(bad(format!(
-                    "`.relu` on {line} is not read yet (clconv's rules do not apply to \
-                     conversions of {narrow}: it has no relu rule there)"
+                    "`.relu` is no modifier of {line} (the ISA's syntax line has none)"
                 )));
             }
             "relu" => relu = true,
@@ -572,7 +567,7 @@ pub(super) fn spellings() -> Vec<String> {
         for m in pair.roundings {
             for sat in sats {
                 let narrow = pair.dst.is_narrow() || pair.src.is_narrow();
-                let relus: &[&str] = if narrow && pair.dst != ScalarType::Tf32 {
+                let relus: &[&str] = if narrow && !relu_on_narrow(pair.src, pair.dst) {
                     &[""]
                 } else {
                     &["", "relu."]

@@ -172,6 +172,24 @@ pub(crate) fn float_result(
         return y;
     }
     let ty = b.func.dfg.value_type(y);
+    if matches!(dst, ScalarType::Fp6E2M3 | ScalarType::Fp6E3M2) {
+        // `.relu` into FP6 (the only rule it keeps), on codes (a code per integer lane, below
+        // 64): a negative one (the sign is bit 5; -0 too) gives +0; FP6 has no NaN.
+        debug_assert_eq!(result, FloatResult::Relu);
+        let int_ty = integer_of(ty);
+        let bits = bitcast_le(b, int_ty, y);
+        let sign = constant(b, int_ty, 0x20);
+        let zero = constant(b, int_ty, 0);
+        let sign_bit = b.ins().band(bits, sign);
+        let negative = b.ins().icmp(IntCC::NotEqual, sign_bit, zero);
+        let out = if ty.is_vector() {
+            // Negative lanes all ones in `negative`: cleared (`pandn`).
+            b.ins().band_not(bits, negative)
+        } else {
+            b.ins().select(negative, zero, bits)
+        };
+        return bitcast_le(b, ty, out);
+    }
     let int_ty = integer_of(ty);
     debug_assert_eq!(int_ty.lane_bits(), dst.bits());
     let bits = bitcast_le(b, int_ty, y);

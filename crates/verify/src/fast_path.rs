@@ -279,7 +279,16 @@ impl FastConverter {
                     ..Fmt::of(self.dst, m, e, self.saturate)
                 };
                 match narrow_format(self.dst) {
-                    Some(narrow) => to_narrow(value, fmt, narrow, self.rounding),
+                    Some(narrow) => {
+                        let code = to_narrow(value, fmt, narrow, self.rounding);
+                        // PTX's `.relu` into FP6: a code with the sign bit set is +0.
+                        let negative = code & 1 << (m + e) != 0;
+                        if self.result == FloatResult::Relu && negative {
+                            0
+                        } else {
+                            code
+                        }
+                    }
                     None => self.finish(to_float(value, fmt, self.rounding)),
                 }
             }
