@@ -312,6 +312,10 @@ const PAIRS: [Pair; 16] = {
             nan: CanonicalNan,
         }
     }
+    /// [`pair`] whose NaN result is `nan` instead of the canonical NaN.
+    const fn with_nan(nan: FloatResult, pair: Pair) -> Pair {
+        Pair { nan, ..pair }
+    }
     [
         pair("f16x2", "f32", Half, Float, RN_RZ, Some(false)),
         pair("bf16x2", "f32", BFloat, Float, RN_RZ, Some(false)),
@@ -325,36 +329,30 @@ const PAIRS: [Pair; 16] = {
         // saturate to it: clconv's rule for FP6 (`docs/formats.md`), no NaN to canonicalise.
         // Each code in the low six bits of its byte ("d[13:8] = convert(a); d[5:0] =
         // convert(b)", the other bits zero), as clconv stores FP6.
-        Pair {
-            nan: Rounded,
-            ..pair("e2m3x2", "f32", Fp6E2M3, Float, RN, Some(true))
-        },
-        Pair {
-            nan: Rounded,
-            ..pair("e3m2x2", "f32", Fp6E3M2, Float, RN, Some(true))
-        },
-        Pair {
-            nan: Rounded,
-            ..pair("f16x2", "e2m3x2", Half, Fp6E2M3, RN, None)
-        },
-        Pair {
-            nan: Rounded,
-            ..pair("f16x2", "e3m2x2", Half, Fp6E3M2, RN, None)
-        },
+        with_nan(
+            Rounded,
+            pair("e2m3x2", "f32", Fp6E2M3, Float, RN, Some(true)),
+        ),
+        with_nan(
+            Rounded,
+            pair("e3m2x2", "f32", Fp6E3M2, Float, RN, Some(true)),
+        ),
+        with_nan(Rounded, pair("f16x2", "e2m3x2", Half, Fp6E2M3, RN, None)),
+        with_nan(Rounded, pair("f16x2", "e3m2x2", Half, Fp6E3M2, RN, None)),
         // `cvt.frnd3{.satfinite}.ue8m0x2.f32 d, a, b;` and `.bf16x2 d, a` (frnd3 = .rz, .rp):
         // E8M0 of the magnitude (`_abs`), NVIDIA's scale rule (the ISA: "NaN results are
         // converted to NaN", `.satfinite` gives MAX_NORM; its other edges are CUDA's, whose
         // `__nv_cvt_float_to_e8m0` emits this `cvt`: the sign discarded, below 2^-127 clipped
         // to 2^-127). Back, `cvt.rn.bf16x2.ue8m0x2 d, a`: exact, 0xff the canonical NaN 0x7fff
         // (CUDA's `__nv_cvt_e8m0_to_bf16raw`; the ISA does not say).
-        Pair {
-            nan: Magnitude,
-            ..pair("ue8m0x2", "f32", Fp8E8M0, Float, RZ_RP, Some(false))
-        },
-        Pair {
-            nan: Magnitude,
-            ..pair("ue8m0x2", "bf16x2", Fp8E8M0, BFloat, RZ_RP, Some(false))
-        },
+        with_nan(
+            Magnitude,
+            pair("ue8m0x2", "f32", Fp8E8M0, Float, RZ_RP, Some(false)),
+        ),
+        with_nan(
+            Magnitude,
+            pair("ue8m0x2", "bf16x2", Fp8E8M0, BFloat, RZ_RP, Some(false)),
+        ),
         pair("bf16x2", "ue8m0x2", BFloat, Fp8E8M0, RN, None),
         // `cvt.frnd2{.satfinite}{.relu}.tf32.f32 d, a;` and `cvt.rna{.satfinite}.tf32.f32 d, a;`
         // (`.rna` is read in `parse_pair`).
