@@ -246,7 +246,13 @@ pub(crate) fn float_result(
                 sign - 1
             };
             let canonical = constant(b, int_ty, canonical_bits);
-            let magnitude_mask = constant(b, int_ty, sign - 1);
+            // One constant where the two are equal: the other formats' IR (and machine code,
+            // which the ledger's proofs are of) as before tf32 came.
+            let magnitude_mask = if dst == ScalarType::Tf32 {
+                constant(b, int_ty, sign - 1)
+            } else {
+                canonical
+            };
             let magnitude = b.ins().band(bits, magnitude_mask);
             let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, magnitude, nan_limit);
             if vector {
