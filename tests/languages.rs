@@ -37,6 +37,17 @@ mod through_the_jit {
     }
 
     /// Half values from their bits.
+    /// `name` on the bytes `src` through the JIT and the reference: both give `want`, byte for
+    /// byte (a NaN compared as its bits).
+    fn same_bits(jit: &Jit, name: &str, src: &[u8], want: &[u8]) {
+        let mut got = vec![0u8; want.len()];
+        let kernel = jit.compile(name).unwrap();
+        kernel.run_bytes(Layout::Packed, src, &mut got).unwrap();
+        assert_eq!(got, want, "{name} through the JIT");
+        reference::evaluate(&parse(name), Layout::Packed, src, &mut got).unwrap();
+        assert_eq!(got, want, "{name} through the reference");
+    }
+
     fn halves<const N: usize>(bits: [u16; N]) -> [Half; N] {
         bits.map(Half)
     }
@@ -233,14 +244,7 @@ mod through_the_jit {
     #[test]
     fn ptx_packed_pairs() {
         let jit = Jit::new().unwrap();
-        let bits = |name: &str, src: Vec<u8>, want: Vec<u8>| {
-            let mut got = vec![0u8; want.len()];
-            let kernel = jit.compile(name).unwrap();
-            kernel.run_bytes(Layout::Packed, &src, &mut got).unwrap();
-            assert_eq!(got, want, "{name} through the JIT");
-            reference::evaluate(&parse(name), Layout::Packed, &src, &mut got).unwrap();
-            assert_eq!(got, want, "{name} through the reference");
-        };
+        let bits = |name: &str, src: Vec<u8>, want: Vec<u8>| same_bits(&jit, name, &src, &want);
         let floats = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
         let halves = |v: &[u16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
         // b = 1.0 (0x38), a = -500 (-448, 0xfe); NaN (0x7f), 0.3 (1.25 x 2^-2, 0x2a).
@@ -424,14 +428,7 @@ mod through_the_jit {
     #[test]
     fn cuda_narrow_functions_and_bfloat16() {
         let jit = Jit::new().unwrap();
-        let bits = |name: &str, src: Vec<u8>, want: Vec<u8>| {
-            let mut got = vec![0u8; want.len()];
-            let kernel = jit.compile(name).unwrap();
-            kernel.run_bytes(Layout::Packed, &src, &mut got).unwrap();
-            assert_eq!(got, want, "{name} through the JIT");
-            reference::evaluate(&parse(name), Layout::Packed, &src, &mut got).unwrap();
-            assert_eq!(got, want, "{name} through the reference");
-        };
+        let bits = |name: &str, src: Vec<u8>, want: Vec<u8>| same_bits(&jit, name, &src, &want);
         let floats = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
         let doubles = |v: &[f64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
         let halves = |v: &[u16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
@@ -596,12 +593,7 @@ mod through_the_jit {
         let bits = |name: &str, src: &[u16], want: &[u32]| {
             let src: Vec<u8> = src.iter().flat_map(|x| x.to_le_bytes()).collect();
             let want: Vec<u8> = want.iter().flat_map(|x| x.to_le_bytes()).collect();
-            let mut got = vec![0u8; want.len()];
-            let kernel = jit.compile(name).unwrap();
-            kernel.run_bytes(Layout::Packed, &src, &mut got).unwrap();
-            assert_eq!(got, want, "{name} through the JIT");
-            reference::evaluate(&parse(name), Layout::Packed, &src, &mut got).unwrap();
-            assert_eq!(got, want, "{name} through the reference");
+            same_bits(&jit, name, &src, &want);
         };
         let canonical = 0x7fff_ffff;
         bits(
