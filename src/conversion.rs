@@ -478,26 +478,18 @@ impl Conversion {
                 ..Rules::OPENCL
             }));
         }
-        // PTX's `.relu` into FP6 from float and out of FP6 into half.
+        // PTX's rules on the narrow formats: `.relu` (`_relu`) into tf32 and FP6 from float and
+        // out of FP6 into half; into tf32 also ties away from zero (`_rta`: without a rounding
+        // modifier or with `_rte`, the one it replaces), with and without `.relu`.
         for c in Conversion::with_narrow(ext) {
             let (src, dst) = (c.src.elem, c.dst.elem);
-            if dst != ScalarType::Tf32 && crate::rules::relu_on_narrow(src, dst) {
-                out.insert(c.with_rules(Rules {
-                    float_result: FloatResult::Relu,
-                    ..Rules::OPENCL
-                }));
-            }
-        }
-        // PTX's rules into tf32 from float: ties away from zero (`_rta`: without a rounding
-        // modifier or with `_rte`, the one it replaces) and `.relu` (`_relu`), each and both.
-        for c in Conversion::with_narrow(ext) {
-            if (c.src.elem, c.dst.elem) != (ScalarType::Float, ScalarType::Tf32) {
+            if !crate::rules::relu_on_narrow(src, dst) {
                 continue;
             }
-            let nearest = matches!(c.rounding, None | Some(Rounding::Rte));
+            let rta = dst == ScalarType::Tf32 && matches!(c.rounding, None | Some(Rounding::Rte));
             for ties_away in [false, true] {
                 for float_result in [FloatResult::Rounded, FloatResult::Relu] {
-                    if ties_away && !nearest {
+                    if ties_away && !rta {
                         continue;
                     }
                     out.insert(c.with_rules(Rules {

@@ -362,20 +362,16 @@ fn tf32_from_f32_bits(
     let sign = b.ins().band_imm_u(x, 0x8000_0000u32 as i64);
     let a = b.ins().band_imm_u(x, 0x7fff_ffff);
     let zero = int_const(b, i, 0);
-    let rounding = match rounding {
-        // Half an ulp: a tie goes up, away from zero.
-        Tf32Rounding::TiesAway => None,
-        Tf32Rounding::Mode(r) => Some(r),
-    };
     let add = match rounding {
-        None => Some(int_const(b, i, 0x1000)),
-        Some(Rounding::Rte) => {
+        // Half an ulp: a tie goes up, away from zero.
+        Tf32Rounding::TiesAway => Some(int_const(b, i, 0x1000)),
+        Tf32Rounding::Mode(Rounding::Rte) => {
             let kept = b.ins().ushr_imm_u(a, 13);
             let odd = b.ins().band_imm_u(kept, 1);
             Some(b.ins().iadd_imm_u(odd, 0xfff))
         }
-        Some(Rounding::Rtz) => None,
-        Some(r @ (Rounding::Rtp | Rounding::Rtn)) => {
+        Tf32Rounding::Mode(Rounding::Rtz) => None,
+        Tf32Rounding::Mode(r @ (Rounding::Rtp | Rounding::Rtn)) => {
             let negative = b.ins().icmp_imm_u(IntCC::NotEqual, sign, 0);
             let up = if r == Rounding::Rtp {
                 b.ins().icmp_imm_u(IntCC::Equal, sign, 0)
