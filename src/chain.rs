@@ -7,7 +7,10 @@
 //! `f16tof32` reads a half from the low 16 bits of a `uint`. Each is a [`Chain`] of the steps
 //! every other layer already knows (a [`Conversion`], a [`Reinterpretation`]) and one more, a
 //! [`LaneMove`] (OpenCL's `.lo`, `.hi`, `.s23` swizzles, and the zero-filled vector literal
-//! `(float4)(x, 0, 0)`), so that no layer needs a copy of the machinery per instruction.
+//! `(float4)(x, 0, 0)`), so that no layer needs a copy of the machinery per instruction. FP4
+//! stored two codes to a byte (PTX's `cvt.rn.satfinite.e2m1x2.f32 d, a, b`, CUDA's `fp4x2`)
+//! is one step more, [`Fp4Packing`]: `pack_fp4(convert_fp4e2m1x2_sat_rte(float2))` gives a
+//! `uchar`, `convert_half2(unpack_fp4(uchar))` reads one.
 //!
 //! A chain prints as the OpenCL C expression it evaluates, which [`crate::Request::parse`]
 //! reads back:
@@ -23,7 +26,7 @@
 //! ```
 
 use crate::conversion::{Builtin, Conversion, Reinterpretation, RequestError};
-use crate::types::{VectorType, Width};
+use crate::types::{ScalarType, VectorType, Width};
 use std::fmt;
 
 /// The most steps a chain holds (HLSL's `f16tof32` takes three: the low bits, their
@@ -148,6 +151,115 @@ impl LaneMove {
     }
 }
 
+/// FP4 E2M1 codes packed two to a byte, or unpacked: `pack_fp4(x)` takes an `fp4e2m1` vector
+/// of 2, 4, 8 or 16 codes and gives the `uchar` vector of half as many bytes; `unpack_fp4(x)`
+/// the way back. Code `2i` is in the low nibble of byte `i` (bits 0-3) and code `2i + 1` in its
+/// high nibble (bits 4-7): PTX's `cvt.rn.satfinite.e2m1x2.f32 d, a, b` stores `b` (element 0
+/// of clconv's pair) in d's lower 4 bits and `a` in its upper 4, and CUDA's `__nv_fp4x2_e2m1`,
+/// PyTorch's `float4_e2m1fn_x2` and clconv's `mxfp4e2m1x2` blocks order them the same. A
+/// code's high bits (zero as clconv writes them) are ignored when packed.
+///
+/// ```
+/// use clconv::chain::Fp4Packing;
+/// use clconv::{ScalarType, VectorType, Width};
+/// let pack = Fp4Packing::pack(VectorType::new(ScalarType::Fp4E2M1, Width::W8)).unwrap();
+/// assert_eq!(pack.dst(), VectorType::new(ScalarType::UChar, Width::W4));
+/// let unpack = Fp4Packing::unpack(VectorType::scalar(ScalarType::UChar)).unwrap();
+/// assert_eq!(unpack.dst(), VectorType::new(ScalarType::Fp4E2M1, Width::W2));
+/// assert!(Fp4Packing::pack(VectorType::new(ScalarType::Fp4E2M1, Width::W3)).is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Fp4Packing {
+    codes: Width,
+    pack: bool,
+}
+
+impl Fp4Packing {
+    /// `pack_fp4(codes)`: `codes` is `fp4e2m1` of width 2, 4, 8 or 16.
+    pub fn pack(codes: VectorType) -> Result<Fp4Packing, RequestError> {
+        let ok = codes.elem == ScalarType::Fp4E2M1
+            && matches!(codes.width, Width::W2 | Width::W4 | Width::W8 | Width::W16);
+        if !ok {
+            return Err(RequestError::Chain {
+                chain: format!("pack_fp4({codes})"),
+                why: "pack_fp4 packs FP4 codes two to a byte: it takes fp4e2m1x2, fp4e2m1x4, \
+                      fp4e2m1x8 or fp4e2m1x16"
+                    .into(),
+            });
+        }
+        Ok(Fp4Packing {
+            codes: codes.width,
+            pack: true,
+        })
+    }
+
+    /// `unpack_fp4(bytes)`: `bytes` is `uchar` of width 1, 2, 4 or 8.
+    pub fn unpack(bytes: VectorType) -> Result<Fp4Packing, RequestError> {
+        let codes = match (bytes.elem, bytes.width) {
+            (ScalarType::UChar, Width::W1) => Some(Width::W2),
+            (ScalarType::UChar, Width::W2) => Some(Width::W4),
+            (ScalarType::UChar, Width::W4) => Some(Width::W8),
+            (ScalarType::UChar, Width::W8) => Some(Width::W16),
+            _ => None,
+        };
+        let codes = codes.ok_or_else(|| RequestError::Chain {
+            chain: format!("unpack_fp4({bytes})"),
+            why: "unpack_fp4 reads FP4 codes two to a byte: it takes uchar, uchar2, uchar4 or \
+                  uchar8"
+                .into(),
+        })?;
+        Ok(Fp4Packing { codes, pack: false })
+    }
+
+    /// True for `pack_fp4`, false for `unpack_fp4`.
+    pub const fn packs(&self) -> bool {
+        self.pack
+    }
+
+    /// The codes' type: `fp4e2m1` of 2, 4, 8 or 16 lanes.
+    pub const fn codes(&self) -> VectorType {
+        VectorType::new(ScalarType::Fp4E2M1, self.codes)
+    }
+
+    /// The bytes' type: `uchar` of half the codes' lanes.
+    pub const fn bytes(&self) -> VectorType {
+        let width = match self.codes {
+            Width::W2 => Width::W1,
+            Width::W4 => Width::W2,
+            Width::W8 => Width::W4,
+            _ => Width::W8,
+        };
+        VectorType::new(ScalarType::UChar, width)
+    }
+
+    /// The operand type: the codes when packing, the bytes when unpacking.
+    pub const fn src(&self) -> VectorType {
+        if self.pack {
+            self.codes()
+        } else {
+            self.bytes()
+        }
+    }
+
+    /// The result type.
+    pub const fn dst(&self) -> VectorType {
+        if self.pack {
+            self.bytes()
+        } else {
+            self.codes()
+        }
+    }
+
+    /// `pack_fp4` or `unpack_fp4`.
+    pub const fn function_name(&self) -> &'static str {
+        if self.pack {
+            "pack_fp4"
+        } else {
+            "unpack_fp4"
+        }
+    }
+}
+
 /// One step of a [`Chain`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Step {
@@ -157,6 +269,8 @@ pub enum Step {
     Reinterpret(Reinterpretation),
     /// Lanes taken or placed.
     Lanes(LaneMove),
+    /// FP4 codes packed two to a byte, or unpacked.
+    Fp4(Fp4Packing),
 }
 
 impl Step {
@@ -166,6 +280,7 @@ impl Step {
             Step::Convert(c) => c.src(),
             Step::Reinterpret(r) => r.src(),
             Step::Lanes(m) => m.src(),
+            Step::Fp4(p) => p.src(),
         }
     }
 
@@ -175,6 +290,7 @@ impl Step {
             Step::Convert(c) => c.dst(),
             Step::Reinterpret(r) => r.dst(),
             Step::Lanes(m) => m.dst(),
+            Step::Fp4(p) => p.dst(),
         }
     }
 
@@ -183,6 +299,7 @@ impl Step {
             Step::Convert(c) => format!("{}({inner})", c.function_name()),
             Step::Reinterpret(r) => format!("as_{}({inner})", r.dst()),
             Step::Lanes(m) => m.spell(inner),
+            Step::Fp4(p) => format!("{}({inner})", p.function_name()),
         }
     }
 }
@@ -303,7 +420,7 @@ impl Chain {
             .find_map(|s| match s {
                 Step::Convert(c) => Some(c.builtin()),
                 Step::Reinterpret(r) => Some(r.builtin()),
-                Step::Lanes(_) => None,
+                Step::Lanes(_) | Step::Fp4(_) => None,
             })
             .expect("Chain::new checked that a chain converts")
     }

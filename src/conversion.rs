@@ -478,8 +478,8 @@ impl Conversion {
                 ..Rules::OPENCL
             }));
         }
-        // PTX's rules on the narrow formats: `.relu` (`_relu`) into tf32 and FP6 from float and
-        // out of FP6 into half; into tf32 also ties away from zero (`_rta`: without a rounding
+        // PTX's rules on the narrow formats: `.relu` (`_relu`) into tf32, FP6 and FP4 from
+        // float and out of FP6 and FP4 into half; into tf32 also ties away from zero (`_rta`: without a rounding
         // modifier or with `_rte`, the one it replaces), with and without `.relu`.
         for c in Conversion::with_narrow(ext) {
             let (src, dst) = (c.src.elem, c.dst.elem);

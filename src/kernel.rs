@@ -752,6 +752,13 @@ fn load_parts(b: &mut FunctionBuilder, ty: VectorType, p: Value) -> Vec<Value> {
             .map(|i| b.ins().load(part, mem_flags(), p, (16 * i) as i32))
             .collect();
     }
+    if bytes == 1 {
+        // One byte (FP4's `unpack_fp4(uchar)`): x64 moves no 8-bit integer into a vector
+        // register, so it goes zero-extended to 32 bits (`movzx`, `movd`).
+        let x = b.ins().uload8(types::I32, mem_flags(), p, 0);
+        let v = b.ins().scalar_to_vector(types::I32X4, x);
+        return vec![bitcast_le(b, part, v)];
+    }
     let int = Type::int_with_byte_size(bytes as u16).expect("1, 2, 4 or 8 bytes");
     let x = b.ins().load(int, mem_flags(), p, 0);
     let lanes = int.by(16 / bytes as u32).expect("a 128-bit vector");

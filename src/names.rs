@@ -37,7 +37,7 @@
 //! characters, so that all later steps work on ASCII and can slice at any byte offset. Errors
 //! echo at most 80 characters of the input.
 
-use crate::chain::{Chain, LaneMove, Step, MAX_STEPS};
+use crate::chain::{Chain, Fp4Packing, LaneMove, Step, MAX_STEPS};
 use crate::request::{Builtin, Request, RequestError};
 use crate::rules::{FloatResult, Rules};
 use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
@@ -1090,8 +1090,8 @@ fn escape_controls(text: String) -> String {
 }
 
 /// Parses the OpenCL C expression a chain prints as ([`Chain`]'s `Display`): nested
-/// `convert_`/`as_` calls around an operand type, swizzles `.lo`, `.hi`, `.s<digits>` and the
-/// zero-filled literal `(T)(x, 0, ...)`.
+/// `convert_`/`as_` calls around an operand type, swizzles `.lo`, `.hi`, `.s<digits>`, the
+/// zero-filled literal `(T)(x, 0, ...)` and FP4's `pack_fp4(x)`/`unpack_fp4(x)`.
 fn parse_chain(input: &str, ext: Extensions) -> Result<Chain, RequestError> {
     let allowed =
         |c: char| c.is_ascii_alphanumeric() || "_(),.".contains(c) || c.is_ascii_whitespace();
@@ -1195,7 +1195,17 @@ fn parse_expression(
             steps,
             depth + 1,
         )?;
-        let builtin = Builtin::parse(text[..open].trim_ascii(), ext)?;
+        let name = text[..open].trim_ascii();
+        if name == "pack_fp4" || name == "unpack_fp4" {
+            let packing = if name == "pack_fp4" {
+                Fp4Packing::pack(inner)?
+            } else {
+                Fp4Packing::unpack(inner)?
+            };
+            steps.push(Step::Fp4(packing));
+            return Ok(packing.dst());
+        }
+        let builtin = Builtin::parse(name, ext)?;
         let step = match builtin.with_source(inner, ext)? {
             Request::Convert(c) => Step::Convert(c),
             Request::Reinterpret(r) => Step::Reinterpret(r),

@@ -231,9 +231,18 @@ impl FloatRules {
         if self.flush_dst {
             out.bits = flush_subnormal(out.bits);
         }
-        // FP6's codes (sign in bit 5, no NaN): `.relu` "clamps the result to 0 if negative".
-        if matches!(self.dst, ScalarType::Fp6E2M3 | ScalarType::Fp6E3M2) {
-            if self.result == FloatResult::Relu && out.bits & 0x20 != 0 {
+        // FP6's and FP4's codes (sign in bit 5 or 3, no NaN): `.relu` "clamps the result to 0
+        // if negative".
+        if matches!(
+            self.dst,
+            ScalarType::Fp6E2M3 | ScalarType::Fp6E3M2 | ScalarType::Fp4E2M1
+        ) {
+            let sign = if self.dst == ScalarType::Fp4E2M1 {
+                0x08
+            } else {
+                0x20
+            };
+            if self.result == FloatResult::Relu && out.bits & sign != 0 {
                 out.bits = 0;
             }
             return out;
@@ -1075,6 +1084,15 @@ fn evaluate_chain(
                             0
                         }
                     })
+                    .collect(),
+                // Code 2i in the low nibble of byte i, 2i + 1 in the high one.
+                (Step::Fp4(p), None) if p.packs() => lanes
+                    .chunks(2)
+                    .map(|pair| (pair[0] & 0x0f) | (pair[1] & 0x0f) << 4)
+                    .collect(),
+                (Step::Fp4(_), None) => lanes
+                    .iter()
+                    .flat_map(|&byte| [byte & 0x0f, byte >> 4 & 0x0f])
                     .collect(),
                 (Step::Convert(_), None) => unreachable!("every conversion step has a converter"),
             };

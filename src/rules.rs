@@ -213,8 +213,9 @@ impl Rules {
         // The exceptions: NVIDIA's E8M0 rules, E8M0 of a float's magnitude (`_abs`) and the
         // canonical NaN out of E8M0 into half, bfloat16 and float (`_nancanon`: CUDA's
         // `__nv_cvt_e8m0_to_bf16raw` gives 0x7fff for 0xff); and PTX's `.relu` into tf32 from
-        // float (`cvt.frnd2{.satfinite}{.relu}.tf32.f32`), into FP6 from float and out of FP6
-        // into half (`cvt.rn.satfinite{.relu}.f6x2type.f32`, `cvt.rn{.relu}.f16x2.f6x2type`).
+        // float (`cvt.frnd2{.satfinite}{.relu}.tf32.f32`), into FP6 and FP4 from float and out
+        // of them into half (`cvt.rn.satfinite{.relu}.f6x2type.f32`,
+        // `cvt.rn{.relu}.f16x2.f6x2type`, the same with `.f4x2type`).
         if src.is_narrow() || dst.is_narrow() {
             let plain = |t: ScalarType| t.is_float() && !t.is_narrow();
             // And PTX's ties-away rounding into tf32 from float (`cvt.rna.tf32.f32`).
@@ -362,12 +363,12 @@ impl fmt::Display for Rules {
 }
 
 /// True for the narrow-format conversions PTX has a `.relu` on: float -> tf32, float -> FP6
-/// and FP6 -> half.
+/// and FP4, FP6 and FP4 -> half.
 pub(crate) const fn relu_on_narrow(src: ScalarType, dst: ScalarType) -> bool {
-    use ScalarType::{Float, Fp6E2M3, Fp6E3M2, Half, Tf32};
+    use ScalarType::{Float, Fp4E2M1, Fp6E2M3, Fp6E3M2, Half, Tf32};
     matches!(
         (src, dst),
-        (Float, Tf32 | Fp6E2M3 | Fp6E3M2) | (Fp6E2M3 | Fp6E3M2, Half)
+        (Float, Tf32 | Fp6E2M3 | Fp6E3M2 | Fp4E2M1) | (Fp6E2M3 | Fp6E3M2 | Fp4E2M1, Half)
     )
 }
 

@@ -3,7 +3,8 @@
 //! `f32tof16`). Through the builder API on the values a front end holds (one vector, or one
 //! scalar per component; half as F16 or I16 lanes; with the ISA's recipes and without), every
 //! lane compared with the reference, with the conversions under PTX's float rules; their OpenCL C texts parse back; bad chains are typed
-//! errors. The worked examples by hand are in `tests/languages.rs`.
+//! errors. FP4's packing through the JIT on every byte and every pair of codes, against values
+//! from E2M1's definition. The worked examples by hand are in `tests/languages.rs`.
 
 use clconv::chain::{Chain, LaneMove, Step};
 use clconv::cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Type, Value};
@@ -295,6 +296,20 @@ fn bad_chains_are_typed_errors() {
         ("as_float4(int4).s12", "needs a convert_ step"),
         ("convert_float3(int3.lo)", "padding"),
         ("convert_float4(int8.hi) + 1", "unexpected character"),
+        (
+            "pack_fp4(convert_fp4e2m1x3(float3))",
+            "fp4e2m1x2, fp4e2m1x4",
+        ),
+        ("pack_fp4(convert_uchar2(float2))", "fp4e2m1x2, fp4e2m1x4"),
+        (
+            "convert_float2(unpack_fp4(char))",
+            "uchar, uchar2, uchar4 or uchar8",
+        ),
+        (
+            "convert_float16(unpack_fp4(uchar16))",
+            "uchar, uchar2, uchar4 or uchar8",
+        ),
+        ("pack_fp4(unpack_fp4(uchar))", "needs a convert_ step"),
     ] {
         match Request::parse(text, ext) {
             Ok(r) if says.is_empty() => assert_eq!(r.to_string(), "convert_short8(char16.hi)"),
@@ -318,4 +333,71 @@ fn bad_chains_are_typed_errors() {
         Chain::new(&[Step::Lanes(m)]),
         Err(RequestError::Chain { .. })
     ));
+}
+
+/// E2M1's value of each code, from its definition (OCP MX v1.0, 5.3.3: 1 sign, 2 exponent and
+/// 1 mantissa bits, bias 1; exponent 0 subnormal, `0.M x 2^0`): 0, 0.5, 1, 1.5, 2, 3, 4, 6.
+fn e2m1_value(code: u8) -> f32 {
+    let (sign, exp, man) = (code >> 3 & 1, (code >> 1 & 3) as i32, (code & 1) as f32);
+    let magnitude = if exp == 0 {
+        man * 0.5
+    } else {
+        (1.0 + man * 0.5) * 2f32.powi(exp - 1)
+    };
+    if sign == 1 {
+        -magnitude
+    } else {
+        magnitude
+    }
+}
+
+/// `unpack_fp4` on every byte, at every width: element 2i is byte i's low nibble, 2i + 1 its
+/// high one. `pack_fp4` on every pair of codes (as their exact floats): the byte
+/// `low | high << 4`. Through the JIT, both tiers' kernels (the default tiering), and the
+/// reference.
+#[test]
+fn fp4_packing_every_byte_and_every_pair() {
+    let jit = clconv::jit::Jit::new().unwrap();
+    let ext = Extensions::with_fp16();
+    let bytes: Vec<u8> = (0..=255).collect();
+    let want: Vec<u8> = bytes
+        .iter()
+        .flat_map(|&x| [e2m1_value(x & 15), e2m1_value(x >> 4)])
+        .flat_map(f32::to_le_bytes)
+        .collect();
+    for (n, name) in [
+        (1, "convert_float2(unpack_fp4(uchar))"),
+        (2, "convert_float4(unpack_fp4(uchar2))"),
+        (4, "convert_float8(unpack_fp4(uchar4))"),
+        (8, "convert_float16(unpack_fp4(uchar8))"),
+    ] {
+        assert_eq!(bytes.len() % n, 0);
+        let mut got = vec![0u8; want.len()];
+        let kernel = jit.compile(name).unwrap();
+        kernel.run_bytes(Layout::Packed, &bytes, &mut got).unwrap();
+        assert_eq!(got, want, "{name} through the JIT");
+        let request = Request::parse(name, ext).unwrap();
+        reference::evaluate(&request, Layout::Packed, &bytes, &mut got).unwrap();
+        assert_eq!(got, want, "{name} through the reference");
+    }
+    let floats: Vec<u8> = bytes
+        .iter()
+        .flat_map(|&x| [e2m1_value(x & 15), e2m1_value(x >> 4)])
+        .flat_map(f32::to_le_bytes)
+        .collect();
+    for name in [
+        "pack_fp4(convert_fp4e2m1x2(float2))",
+        "pack_fp4(convert_fp4e2m1x4_sat_rtz(float4))",
+        "pack_fp4(convert_fp4e2m1x8_rtp(float8))",
+        "pack_fp4(convert_fp4e2m1x16_sat(float16))",
+    ] {
+        let mut got = vec![0u8; bytes.len()];
+        let kernel = jit.compile(name).unwrap();
+        kernel.run_bytes(Layout::Packed, &floats, &mut got).unwrap();
+        // -0.0 is code 8: the only value with two codes' floats, and it keeps its sign.
+        assert_eq!(got, bytes, "{name} through the JIT");
+        let request = Request::parse(name, ext).unwrap();
+        reference::evaluate(&request, Layout::Packed, &floats, &mut got).unwrap();
+        assert_eq!(got, bytes, "{name} through the reference");
+    }
 }

@@ -335,8 +335,9 @@ fn rules_on_narrow_formats_are_dropped_not_lowered() {
             FloatResult::CanonicalNan,
             FloatResult::UnitInterval,
         ] {
-            // tf32 from float keeps `_relu` (PTX's `cvt.rn.relu.tf32.f32`): from double not.
-            let src = if dst == ScalarType::Tf32 {
+            // tf32 and FP4 from float keep `_relu` (PTX's `cvt.rn.relu.tf32.f32`,
+            // `cvt.rn.satfinite.relu.e2m1x2.f32`): from double not.
+            let src = if matches!(dst, ScalarType::Tf32 | ScalarType::Fp4E2M1) {
                 ScalarType::Double
             } else {
                 ScalarType::Float

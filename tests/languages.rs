@@ -420,6 +420,38 @@ mod through_the_jit {
             words(&[0x7f7f_ffff, 0xff80_0000, 0x3f80_3fff]),
             words(&[0x7f7f_e000, 0, 0x3f80_2000]),
         );
+        // FP4, two codes in one byte ("the value converted from input a is stored in the upper
+        // half of d", `b` in the lower 4 bits): (b, a) = (0.25, 0.3) is (0, 0.5), codes 0x0 and
+        // 0x1 (0.25 a tie to even 0); (5.0, 7.0) is (4.0, 6.0), 0x6 and 0x7 (both ties, 7's
+        // even neighbour 8 past the range); (-100, NaN) is (-6.0, +6.0), 0xf and 0x7 (NaN is
+        // positive MAX_NORM as for FP6); (1.0, -0.5) is 0x2 and 0x9.
+        bits(
+            "ptx:cvt.rn.satfinite.e2m1x2.f32",
+            floats(&[0.25, 0.3, 5.0, 7.0, -100.0, f32::NAN, 1.0, -0.5]),
+            vec![0x10, 0x76, 0x7f, 0x92],
+        );
+        // `.relu`: the negative ones +0; NaN still +6.0.
+        bits(
+            "ptx:cvt.rn.satfinite.relu.e2m1x2.f32",
+            floats(&[-100.0, f32::NAN, 1.0, -0.5]),
+            vec![0x70, 0x02],
+        );
+        // Back, low nibble first: 0x92 is (1.0, -0.5); 0xf7 (6.0, -6.0); 0x08 (-0.0, 0.0);
+        // with `.relu` -0.5, -6.0 and -0.0 give +0.
+        bits(
+            "ptx:cvt.rn.f16x2.e2m1x2",
+            vec![0x92, 0xf7, 0x08],
+            halves(&[0x3c00, 0xb800, 0x4600, 0xc600, 0x8000, 0x0000]),
+        );
+        bits(
+            "ptx:cvt.rn.relu.f16x2.e2m1x2",
+            vec![0x92, 0xf7, 0x08],
+            halves(&[0x3c00, 0x0000, 0x4600, 0x0000, 0x0000, 0x0000]),
+        );
+        assert_eq!(
+            parse("ptx:cvt.rn.satfinite.e2m1x2.f32").to_string(),
+            "pack_fp4(convert_fp4e2m1x2_sat_rte(float2))"
+        );
     }
 
     /// CUDA's narrow-format functions and 16-bit float intrinsics, by what CUDA 13.0's headers
@@ -495,6 +527,23 @@ mod through_the_jit {
             "cuda:__nv_cvt_fp4_to_halfraw(x, __NV_E2M1)",
             vec![0x7, 0xf],
             halves(&[0x4600, 0xc600]),
+        );
+        // FP4 pairs, one byte, `.x` in the low nibble ("storage = cvt(x.y) << 4 | cvt(x.x)"):
+        // (1.0, -0.5) is 0x92, (5.9, -7) toward zero (4.0, -6.0) 0xf6; back, 0x92 is (1.0, -0.5).
+        bits(
+            "cuda:__nv_cvt_float2_to_fp4x2(x, __NV_E2M1, cudaRoundNearest)",
+            floats(&[1.0, -0.5]),
+            vec![0x92],
+        );
+        bits(
+            "cuda:__nv_cvt_double2_to_fp4x2(x, __NV_E2M1, cudaRoundZero)",
+            doubles(&[5.9, -7.0]),
+            vec![0xf6],
+        );
+        bits(
+            "cuda:__nv_cvt_fp4x2_to_halfraw2(x, __NV_E2M1)",
+            vec![0x92],
+            halves(&[0x3c00, 0xb800]),
         );
         bits(
             "cuda:__nv_cvt_fp6x2_to_halfraw2(x, __NV_E2M3)",
@@ -941,6 +990,14 @@ fn each_spelling_is_the_request_its_rules_make() {
             "convert_fp4e2m1_sat_rtn(half)",
         ),
         (
+            "cuda:__nv_cvt_bfloat16raw2_to_fp4x2(x, __NV_E2M1, cudaRoundNearest)",
+            "pack_fp4(convert_fp4e2m1x2_sat_rte(bfloat2))",
+        ),
+        (
+            "cuda:__nv_cvt_fp4x2_to_halfraw2(x, __NV_E2M1)",
+            "convert_half2(unpack_fp4(uchar))",
+        ),
+        (
             "cuda:__nv_cvt_fp4_to_halfraw(x, __NV_E2M1)",
             "convert_half(fp4e2m1)",
         ),
@@ -1031,7 +1088,13 @@ fn what_a_language_does_not_have_is_a_typed_error() {
         ("ptx:cvt.rn.satfinite.f16x2.e4m3x2", "no modifier"),
         ("ptx:cvt.f16x2.e5m2x2", "needs its rounding modifier .rn"),
         ("ptx:cvt.rn.ftz.f16x2.f32", "no modifier"),
-        ("ptx:cvt.rn.satfinite.e2m1x2.f32", "FP4"),
+        ("ptx:cvt.rn.e2m1x2.f32", "needs .satfinite"),
+        ("ptx:cvt.rz.satfinite.e2m1x2.f32", "rounds with .rn only"),
+        (
+            "ptx:cvt.rn.satfinite.e2m1x2.f16x2",
+            "unknown type `.e2m1x2`",
+        ),
+        ("ptx:cvt.rn.satfinite.f16x2.e2m1x2", "no modifier"),
         ("ptx:cvt.rna.f16.f32", ".tf32"),
         ("ptx:cvt.rn.sat.bf16.f32", "[0.0, 1.0] for .f16, .f32"),
         ("ptx:cvt.rn.sat.relu.f16.f32", "two clamps"),
@@ -1075,12 +1138,8 @@ fn what_a_language_does_not_have_is_a_typed_error() {
             "keeps the sign of an overflow",
         ),
         (
-            "cuda:__nv_cvt_float2_to_fp4x2(x, __NV_E2M1, cudaRoundNearest)",
-            "two codes in one byte",
-        ),
-        (
-            "cuda:__nv_cvt_fp4x2_to_halfraw2(x, __NV_E2M1)",
-            "two codes in one byte",
+            "cuda:__nv_cvt_fp4x2_to_halfraw2(x, __NV_E2M1, cudaRoundZero)",
+            "is called as one of",
         ),
         (
             "cuda:__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E2M1)",

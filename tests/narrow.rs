@@ -193,7 +193,7 @@ fn what_the_narrow_formats_do_not_take_is_a_typed_error() {
         Err(RequestError::NarrowModifier { .. })
     ));
     assert!(matches!(
-        Request::parse("convert_fp4e2m1_relu(float)", ext),
+        Request::parse("convert_fp4e2m1_relu(double)", ext),
         Err(RequestError::NarrowModifier { .. })
     ));
     assert!(matches!(
@@ -298,6 +298,56 @@ fn tf32_is_float_with_ten_fraction_bits() {
         reference("convert_float(tf32)", &[0x3f80_1fff, 0x7f80_0001]),
         [0x3f80_0000, 0x7f80_0000]
     );
+}
+
+/// PTX's `.relu` on FP4 (`cvt.rn.satfinite.relu.e2m1x2.f32`, `cvt.rn.relu.f16x2.e2m1x2`):
+/// "clamps the result to 0 if negative". Into FP4 a negative code (sign bit 3, -0 too) is +0;
+/// NaN stays +6.0 (0x7, the rule without `.relu`); out of FP4 a negative half is +0. By hand,
+/// through the reference and the JIT (one element and sixteen at a time).
+#[test]
+fn fp4_relu_clears_negative_codes() {
+    let inputs = [f(-1.0), f(-0.0), f(f32::NAN), f(1.0), f(-100.0), f(5.0)];
+    let want = [0x0, 0x0, 0x7, 0x2, 0x0, 0x6];
+    assert_eq!(reference("convert_fp4e2m1_sat_relu(float)", &inputs), want);
+    let codes = [0x9, 0xf, 0x8, 0x2, 0x7, 0x0];
+    let halves = [0x0000, 0x0000, 0x0000, 0x3c00, 0x4600, 0x0000];
+    assert_eq!(reference("convert_half_relu(fp4e2m1)", &codes), halves);
+    #[cfg(feature = "jit")]
+    {
+        use clconv::jit::{Jit, X64Flags};
+        use clconv::Layout;
+        let jit =
+            Jit::with_options(X64Flags::Host, Extensions::with_fp16(), Rounding::Rte).unwrap();
+        let floats: Vec<u8> = inputs
+            .iter()
+            .cycle()
+            .take(96)
+            .flat_map(|&x| (x as u32).to_le_bytes())
+            .collect();
+        let want_codes: Vec<u8> = want.iter().cycle().take(96).map(|&c| c as u8).collect();
+        let code_bytes: Vec<u8> = codes.iter().cycle().take(96).map(|&c| c as u8).collect();
+        let want_halves: Vec<u8> = halves
+            .iter()
+            .cycle()
+            .take(96)
+            .flat_map(|&h| (h as u16).to_le_bytes())
+            .collect();
+        for (name, src, want) in [
+            ("convert_fp4e2m1_sat_relu(float)", &floats, &want_codes),
+            (
+                "convert_fp4e2m1x16_sat_relu_rte(float16)",
+                &floats,
+                &want_codes,
+            ),
+            ("convert_half_relu(fp4e2m1)", &code_bytes, &want_halves),
+            ("convert_half16_relu(fp4e2m1x16)", &code_bytes, &want_halves),
+        ] {
+            let mut got = vec![0u8; want.len()];
+            let kernel = jit.compile(name).unwrap();
+            kernel.run_bytes(Layout::Packed, src, &mut got).unwrap();
+            assert_eq!(&got, want, "{name}");
+        }
+    }
 }
 
 #[test]

@@ -11,12 +11,13 @@
 //!   __NV_E4M3)`): written as calls, the value a C identifier and the other arguments the
 //!   headers' enumerators; read by what the headers' own code computes (CUDA 13.0's
 //!   `cuda_fp8.hpp`, `cuda_fp6.hpp`, `cuda_fp4.hpp`; `docs/ptx.md`, "CUDA's narrow formats").
-//!   The x2 forms are width-2 conversions, element 0 (`.x`) in the low byte.
+//!   The x2 forms are width-2 conversions, element 0 (`.x`) in the low byte; FP4's
+//!   (`__nv_cvt_float2_to_fp4x2`, `__nv_cvt_fp4x2_to_halfraw2`) hold both codes in one byte,
+//!   `.x` in the low nibble (chains with `pack_fp4`/`unpack_fp4`).
 //!
 //! - `crt/mma.h`: `nvcuda::wmma::__float_to_tf32`, the `cvt.rna.tf32.f32` it is written as.
 //!
-//! CUDA's names that are not read are refused with the reason: the packed FP4 pairs (two codes
-//! in one byte),
+//! CUDA's names that are not read are refused with the reason:
 //! `__nv_cvt_*_to_fp8(x, __NV_NOSAT, __NV_E4M3)` from float, half and bfloat16 (its NaN depends
 //! on where it came from), the broadcasts and half extractions (`__float2half2_rn`,
 //! `__low2float`: data movement around a conversion), and 13.4's additions.
@@ -24,6 +25,7 @@
 use super::ptx::parse_cvt;
 use super::syntax;
 use super::Language;
+use crate::chain::{Chain, Fp4Packing, Step};
 use crate::request::{Conversion, Request, RequestError};
 use crate::rules::{FloatResult, Rules};
 use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
@@ -32,8 +34,9 @@ use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
 enum Intrinsic {
     /// The `cvt` nvcc emits, at width 1 or (a pair of a scalar `cvt`) 2.
     Cvt { cvt: String, width: Width },
-    /// A `cuda_fp8.h`/`cuda_fp6.h`/`cuda_fp4.h` function, as its request.
-    Narrow(Conversion),
+    /// A `cuda_fp8.h`/`cuda_fp6.h`/`cuda_fp4.h` function, as its request (a conversion; for
+    /// FP4's pairs, a chain that packs or unpacks the byte).
+    Narrow(Request),
 }
 
 /// The integer types of the intrinsics' names, with their PTX types.
@@ -192,7 +195,19 @@ fn narrow_functions() -> Vec<(String, Intrinsic)> {
                 float_result: nan,
                 ..Rules::OPENCL
             });
-        out.push((name, Intrinsic::Narrow(conversion)));
+        // FP4's pair is one byte, `.x` in its low nibble.
+        let request = if dst == ScalarType::Fp4E2M1 && width == Width::W2 {
+            let pack = Fp4Packing::pack(d).expect("fp4e2m1x2 packs");
+            Chain::new(&[Step::Convert(conversion), Step::Fp4(pack)]).map(Request::Chain)
+        } else if src == ScalarType::Fp4E2M1 && width == Width::W2 {
+            let bytes = VectorType::scalar(ScalarType::UChar);
+            let unpack = Fp4Packing::unpack(bytes).expect("uchar unpacks");
+            Chain::new(&[Step::Fp4(unpack), Step::Convert(conversion)]).map(Request::Chain)
+        } else {
+            Ok(Request::Convert(conversion))
+        };
+        let request = request.expect("a conversion and FP4's packing chain");
+        out.push((name, Intrinsic::Narrow(request)));
     };
     for (one, two, src) in ENCODER_SOURCES {
         for (name, width) in [(one, Width::W1), (two, Width::W2)] {
@@ -229,9 +244,6 @@ fn narrow_functions() -> Vec<(String, Intrinsic)> {
                 } else {
                     "fp6"
                 };
-                if bits == "fp4" && width == Width::W2 {
-                    continue; // refused in `why_not`: two codes in one byte
-                }
                 for (mode_name, mode) in ROUND_MODES {
                     push(
                         format!("__nv_cvt_{name}_to_{bits}{x2}(x,{kind},{mode_name})"),
@@ -320,9 +332,9 @@ fn narrow_functions() -> Vec<(String, Intrinsic)> {
                 FloatResult::Rounded,
             );
         }
-        if width == Width::W1 {
+        {
             push(
-                format!("__nv_cvt_fp4_to_{half}(x,__NV_E2M1)"),
+                format!("__nv_cvt_fp4{x2}_to_{half}(x,__NV_E2M1)"),
                 ScalarType::Fp4E2M1,
                 ScalarType::Half,
                 width,
@@ -389,7 +401,7 @@ pub(super) fn parse(text: &str) -> Result<Request, RequestError> {
                 }
                 request => Ok(request),
             },
-            Intrinsic::Narrow(c) => Ok(Request::Convert(*c)),
+            Intrinsic::Narrow(r) => Ok(*r),
         };
     }
     Err(bad(why_not(name, &args)))
@@ -428,12 +440,6 @@ fn why_not(name: &str, args: &[&str]) -> String {
     if has("__double2half_") || has("__double2bfloat16_") {
         return "CUDA declares `__double2half` and `__double2bfloat16` (round to nearest-even), \
                 with no rounding suffix"
-            .into();
-    }
-    if name.contains("fp4x2") {
-        return "an FP4 pair is two codes in one byte (`.x` in the low nibble), a packing \
-                clconv's requests do not have yet: convert each value with \
-                `__nv_cvt_<type>_to_fp4`"
             .into();
     }
     if has("__nv_cvt_")

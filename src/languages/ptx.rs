@@ -16,14 +16,16 @@
 //! and `.bf16` gives +0 for a negative result (`_relu`), `.ftz` flushes `.f32` subnormal
 //! operands and results (`_ftz`); `.satfinite` into `.bf16` is `_sat`. The packed pairs
 //! (`cvt.rn.satfinite.e4m3x2.f32 d, a, b`, `.f16x2`, `.bf16x2`, fp8 from and into `.f16x2`)
-//! are width-2 conversions ([`PAIRS`]), and so are FP6's (`.e2m3x2`, `.e3m2x2`); `.tf32` is
-//! read with `.rn`, `.rz` and `.rna` (ties away from zero: `_rta`); `.ue8m0x2` from `.f32` and
-//! `.bf16x2` and back into `.bf16x2`. Not read, each refused with a message that says so:
-//! `.rna` elsewhere (only `cvt.rna.tf32.f32` has it), `.satfinite` into `.f16`, and the FP4 form
-//! (`.e2m1x2`).
+//! are width-2 conversions ([`PAIRS`]), and so are FP6's (`.e2m3x2`, `.e3m2x2`); FP4's
+//! (`.e2m1x2`, two codes in one byte) are chains: the width-2 conversion and `pack_fp4`, or
+//! `unpack_fp4` and the conversion; `.tf32` is read with `.rn`, `.rz` and `.rna` (ties away
+//! from zero: `_rta`); `.ue8m0x2` from `.f32` and `.bf16x2` and back into `.bf16x2`. Not read,
+//! each refused with a message that says so: `.rna` elsewhere (only `cvt.rna.tf32.f32` has
+//! it), `.satfinite` into `.f16`.
 
 use super::syntax;
 use super::Language;
+use crate::chain::{Chain, Fp4Packing, Step};
 use crate::request::{Conversion, Request, RequestError};
 use crate::rules::{relu_on_narrow, FloatResult, Rules};
 use crate::types::{Extensions, Rounding, ScalarType, VectorType, Width};
@@ -64,13 +66,12 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
             .map(|&(_, t)| t)
             .ok_or_else(|| {
                 let hint = match name {
-                    "f16x2" | "bf16x2" | "e4m3x2" | "e5m2x2" | "e2m3x2" | "e3m2x2" => {
+                    "f16x2" | "bf16x2" | "e4m3x2" | "e5m2x2" | "e2m3x2" | "e3m2x2" | "e2m1x2" => {
                         ": the packed pairs clconv reads are .f16x2/.bf16x2/.e4m3x2/.e5m2x2/\
-                         .e2m3x2/.e3m2x2 from .f32 (two operands), .e4m3x2/.e5m2x2 from .f16x2 \
-                         and .f16x2 from .e4m3x2/.e5m2x2/.e2m3x2/.e3m2x2"
+                         .e2m3x2/.e3m2x2/.e2m1x2 from .f32 (two operands), .e4m3x2/.e5m2x2 from \
+                         .f16x2 and .f16x2 from .e4m3x2/.e5m2x2/.e2m3x2/.e3m2x2/.e2m1x2"
                     }
                     "tf32" => ": clconv reads `cvt.{rn,rz,rna}{.satfinite}.tf32.f32`",
-                    "e2m1x2" => ": the FP4 form (.e2m1x2, two codes in one byte) is not read yet",
                     _ => "",
                 };
                 bad(format!(
@@ -286,9 +287,11 @@ struct Pair {
     nan: FloatResult,
 }
 
-const PAIRS: [Pair; 16] = {
+const PAIRS: [Pair; 18] = {
     use FloatResult::{CanonicalNan, Magnitude, Rounded};
-    use ScalarType::{BFloat, Float, Fp6E2M3, Fp6E3M2, Fp8E4M3, Fp8E5M2, Fp8E8M0, Half, Tf32};
+    use ScalarType::{
+        BFloat, Float, Fp4E2M1, Fp6E2M3, Fp6E3M2, Fp8E4M3, Fp8E5M2, Fp8E8M0, Half, Tf32,
+    };
     const RZ_RP: &[&str] = &["rz", "rp"];
     use Width::{W1, W2};
     const RN_RZ: &[&str] = &["rn", "rz"];
@@ -339,6 +342,14 @@ const PAIRS: [Pair; 16] = {
         ),
         with_nan(Rounded, pair("f16x2", "e2m3x2", Half, Fp6E2M3, RN, None)),
         with_nan(Rounded, pair("f16x2", "e3m2x2", Half, Fp6E3M2, RN, None)),
+        // FP4, as FP6 ("`NaN` results are converted to positive _MAX_NORM_", saturating), but
+        // two codes in the byte d (`a` in d's upper 4 bits, `b` in its lower 4): the width-2
+        // conversion and `pack_fp4`; back, `unpack_fp4` and the conversion into half.
+        with_nan(
+            Rounded,
+            pair("e2m1x2", "f32", Fp4E2M1, Float, RN, Some(true)),
+        ),
+        with_nan(Rounded, pair("f16x2", "e2m1x2", Half, Fp4E2M1, RN, None)),
         // `cvt.frnd3{.satfinite}.ue8m0x2.f32 d, a, b;` and `.bf16x2 d, a` (frnd3 = .rz, .rp):
         // E8M0 of the magnitude (`_abs`), NVIDIA's scale rule (the ISA: "NaN results are
         // converted to NaN", `.satfinite` gives MAX_NORM; its other edges are CUDA's, whose
@@ -459,6 +470,15 @@ fn parse_pair(
     );
     let conversion = Conversion::new(s, d, satfinite, Some(rounding), Extensions::with_fp16())?
         .with_rules(rules);
+    // FP4's pair is one byte: the codes packed after the conversion, unpacked before it.
+    if pair.dst == ScalarType::Fp4E2M1 {
+        let pack = Fp4Packing::pack(conversion.dst())?;
+        return Chain::new(&[Step::Convert(conversion), Step::Fp4(pack)]).map(Request::Chain);
+    }
+    if pair.src == ScalarType::Fp4E2M1 {
+        let unpack = Fp4Packing::unpack(Fp4Packing::pack(conversion.src())?.bytes())?;
+        return Chain::new(&[Step::Fp4(unpack), Step::Convert(conversion)]).map(Request::Chain);
+    }
     Ok(Request::Convert(conversion))
 }
 

@@ -1,13 +1,13 @@
 //! Chains ([`crate::chain`]) in the builder API and the batch kernels: the steps one after
 //! another on the value's 128-bit parts (the "low lanes" convention of
 //! [`super::Lowering::convert_vector`]), each by the code its own kind already has; only the
-//! lane moves are new, and they are one byte shuffle each.
+//! lane moves and FP4's packing are new, one byte shuffle each (and a few masks for FP4).
 
 use super::values::{bitcast_le, element_type, vector_parts, zero_scalar};
 use super::{emit_element, lanes, LowerError, Lowering};
 use crate::chain::{Chain, LaneMove, Step};
 use crate::request::Reinterpretation;
-use cranelift_codegen::ir::{InstBuilder, Type, Value};
+use cranelift_codegen::ir::{types, InstBuilder, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
 impl Lowering {
@@ -28,6 +28,8 @@ impl Lowering {
                     parts.iter().map(|&p| bitcast_le(b, dst_vec, p)).collect()
                 }
                 Step::Lanes(m) => vec![move_lanes(b, m, parts[0])],
+                Step::Fp4(p) if p.packs() => vec![pack_fp4_part(b, parts[0])],
+                Step::Fp4(_) => vec![unpack_fp4_part(b, parts[0])],
             };
         }
         Ok(parts)
@@ -64,6 +66,23 @@ impl Lowering {
                         })
                         .collect()
                 }
+                // Code 2i in the low nibble of byte i, 2i + 1 in the high one.
+                Step::Fp4(p) if p.packs() => lanes
+                    .chunks(2)
+                    .map(|pair| {
+                        let low = b.ins().band_imm_u(pair[0], 0x0f);
+                        let high = b.ins().ishl_imm_u(pair[1], 4);
+                        b.ins().bor(low, high)
+                    })
+                    .collect(),
+                Step::Fp4(_) => lanes
+                    .iter()
+                    .flat_map(|&byte| {
+                        let low = b.ins().band_imm_u(byte, 0x0f);
+                        let high = b.ins().ushr_imm_u(byte, 4);
+                        [low, high]
+                    })
+                    .collect(),
             };
         }
         lanes
@@ -113,6 +132,46 @@ fn reinterpret_components(
         .into_iter()
         .map(|x| bitcast_le(b, dst_ty, x))
         .collect()
+}
+
+/// `pack_fp4` on the one 128-bit part its codes fit in (a code per byte lane, at most 16):
+/// each 16-bit lane's pair becomes `(x & 0x0f) | ((x >> 4) & 0xf0)` in its low byte, and one
+/// byte shuffle gathers those bytes into the low lanes, zeros after them.
+fn pack_fp4_part(b: &mut FunctionBuilder, part: Value) -> Value {
+    let pairs = bitcast_le(b, types::I16X8, part);
+    let low_mask = lanes::splat_bits(b, types::I16X8, 0x000f);
+    let high_mask = lanes::splat_bits(b, types::I16X8, 0x00f0);
+    let low = b.ins().band(pairs, low_mask);
+    let high = b.ins().ushr_imm_u(pairs, 4);
+    let high = b.ins().band(high, high_mask);
+    let bytes = b.ins().bor(low, high);
+    let mut mask = [16u8; 16];
+    for (i, byte) in mask.iter_mut().take(8).enumerate() {
+        *byte = (2 * i) as u8;
+    }
+    let zero = lanes::splat_bits(b, types::I8X16, 0);
+    lanes::shuffle_bytes(b, bytes, zero, mask)
+}
+
+/// `unpack_fp4` on the one 128-bit part its bytes fit in (at most 8, in the low lanes): one
+/// byte shuffle spreads byte i into the low byte of 16-bit lane i, and
+/// `(x & 0x0f) | ((x << 4) & 0x0f00)` puts its high nibble in the lane's high byte: code 2i
+/// and 2i + 1 in byte lanes 2i and 2i + 1.
+fn unpack_fp4_part(b: &mut FunctionBuilder, part: Value) -> Value {
+    let mut mask = [16u8; 16];
+    for i in 0..8 {
+        mask[2 * i] = i as u8;
+    }
+    let zero = lanes::splat_bits(b, types::I8X16, 0);
+    let spread = lanes::shuffle_bytes(b, part, zero, mask);
+    let spread = bitcast_le(b, types::I16X8, spread);
+    let low_mask = lanes::splat_bits(b, types::I16X8, 0x000f);
+    let high_mask = lanes::splat_bits(b, types::I16X8, 0x0f00);
+    let low = b.ins().band(spread, low_mask);
+    let high = b.ins().ishl_imm_u(spread, 4);
+    let high = b.ins().band(high, high_mask);
+    let codes = b.ins().bor(low, high);
+    bitcast_le(b, types::I8X16, codes)
 }
 
 /// `m` on the one 128-bit part its operand fits in: one shuffle of the part's bytes with a

@@ -172,13 +172,22 @@ pub(crate) fn float_result(
         return y;
     }
     let ty = b.func.dfg.value_type(y);
-    if matches!(dst, ScalarType::Fp6E2M3 | ScalarType::Fp6E3M2) {
-        // `.relu` into FP6 (the only rule it keeps), on codes (a code per integer lane, below
-        // 64): a negative one (the sign is bit 5; -0 too) gives +0; FP6 has no NaN.
+    if matches!(
+        dst,
+        ScalarType::Fp6E2M3 | ScalarType::Fp6E3M2 | ScalarType::Fp4E2M1
+    ) {
+        // `.relu` into FP6 and FP4 (the only rule they keep), on codes (a code per integer
+        // lane, below 64 or 16): a negative one (the sign is bit 5 or 3; -0 too) gives +0;
+        // neither has a NaN.
         debug_assert_eq!(result, FloatResult::Relu);
         let int_ty = integer_of(ty);
         let bits = bitcast_le(b, int_ty, y);
-        let sign = constant(b, int_ty, 0x20);
+        let sign_of = if dst == ScalarType::Fp4E2M1 {
+            0x08
+        } else {
+            0x20
+        };
+        let sign = constant(b, int_ty, sign_of);
         let zero = constant(b, int_ty, 0);
         let sign_bit = b.ins().band(bits, sign);
         let negative = b.ins().icmp(IntCC::NotEqual, sign_bit, zero);

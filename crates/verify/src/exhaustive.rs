@@ -422,6 +422,8 @@ impl ChainSlots {
                     }
                     // Wider lanes hold several followed ones side by side: nothing moves.
                 }
+                // Two codes share a byte: no slot of bytes follows them.
+                Step::Fp4(_) => return None,
                 Step::Lanes(m) => {
                     let k = m.src().elem.bytes() / size;
                     let mut moved = Vec::new();

@@ -281,7 +281,7 @@ impl FastConverter {
                 match narrow_format(self.dst) {
                     Some(narrow) => {
                         let code = to_narrow(value, fmt, narrow, self.rounding);
-                        // PTX's `.relu` into FP6: a code with the sign bit set is +0.
+                        // PTX's `.relu` into FP6 and FP4: a code with the sign bit set is +0.
                         let negative = code & 1 << (m + e) != 0;
                         if self.result == FloatResult::Relu && negative {
                             0
