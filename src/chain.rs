@@ -155,9 +155,9 @@ impl LaneMove {
 /// of 2, 4, 8 or 16 codes and gives the `uchar` vector of half as many bytes; `unpack_fp4(x)`
 /// the way back. Code `2i` is in the low nibble of byte `i` (bits 0-3) and code `2i + 1` in its
 /// high nibble (bits 4-7): PTX's `cvt.rn.satfinite.e2m1x2.f32 d, a, b` stores `b` (element 0
-/// of clconv's pair) in d's lower 4 bits and `a` in its upper 4, and CUDA's `__nv_fp4x2_e2m1`,
-/// PyTorch's `float4_e2m1fn_x2` and clconv's `mxfp4e2m1x2` blocks order them the same. A
-/// code's high bits (zero as clconv writes them) are ignored when packed.
+/// of clconv's pair) in d's lower 4 bits and `a` in its upper 4, and CUDA's `__nv_fp4x2_e2m1`
+/// (`.x` low) and clconv's `mxfp4e2m1x2` blocks order them the same. A code's high bits (zero
+/// as clconv writes them) are ignored when packed.
 ///
 /// ```
 /// use clconv::chain::Fp4Packing;

@@ -330,11 +330,28 @@ fn plan_sources(filter: &str, wide: bool) -> (Vec<Group>, usize) {
 /// The requests the sweeps take their conversions from: the matrix ([`Request::all`], half
 /// included) and what the languages spell beyond it ([`clconv::languages::beyond_the_matrix`]:
 /// the conversions under PTX's float rules, and the chains, whose inputs go where
-/// [`ChainSlots`] says their kernels read them).
+/// [`ChainSlots`] says their kernels read them; of a chain no slot follows, FP4's packing, its
+/// conversions).
 fn swept_requests() -> impl Iterator<Item = Request> {
-    Request::all(Extensions::with_fp16())
-        .into_iter()
-        .chain(clconv::languages::beyond_the_matrix())
+    let mut all: std::collections::BTreeSet<Request> =
+        Request::all(Extensions::with_fp16()).into_iter().collect();
+    for request in clconv::languages::beyond_the_matrix() {
+        match &request {
+            // A chain whose lanes no slot follows (FP4's `pack_fp4`: two codes share a byte)
+            // has its conversions swept as themselves; the packing is checked on every byte and
+            // pair of codes by `tests/chains.rs`.
+            Request::Chain(chain) if ChainSlots::new(chain, Layout::Packed).is_none() => {
+                all.extend(chain.steps().filter_map(|s| match s {
+                    Step::Convert(c) => Some(Request::Convert(*c)),
+                    _ => None,
+                }));
+            }
+            _ => {
+                all.insert(request);
+            }
+        }
+    }
+    all.into_iter()
 }
 
 /// Where a chain's kernel reads each input and writes each result, worked out from the
