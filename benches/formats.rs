@@ -37,7 +37,8 @@
 //! faster).
 //!
 //! Then FP4 E2M1, which no Rust crate converts, against ml_dtypes (`scripts/ml_dtypes_bench.py`
-//! in a Python process, `CLCONV_PYTHON` or `python3`; see `bench_e2m1`), and MX block
+//! in a Python process, `CLCONV_PYTHON` or `python3`; see `bench_e2m1`), FP4 two codes to a
+//! byte against the unpacked kernels and the plain loop (`bench_e2m1_packed`), and MX block
 //! quantisation against clconv's own E4M3 element kernel and ml_dtypes with numpy's block
 //! arithmetic (`bench_mx`).
 
@@ -654,6 +655,127 @@ fn bench_e2m1(jit: &Jit, large: bool) -> String {
     out
 }
 
+/// FP4 two codes to a byte (`pack_fp4`, `unpack_fp4`: chain kernels, one 16-element vector per
+/// iteration) against the unpacked element kernels (a code per byte), the plain Rust loop
+/// (the ladder or the table, then the nibbles) and the loop that moves the same bytes, all
+/// timed back to back per round. ml_dtypes has no packed form. Outputs compared with the plain
+/// loop first.
+fn bench_e2m1_packed(jit: &Jit, large: bool) -> String {
+    use clconv::jit::Fp4E2M1;
+    let mut out = String::from(
+        "| conversion | source | kernel GB/s | unpacked kernel GB/s | rust-loop GB/s | same-bytes GB/s \
+         | ×unpacked | ×rust-loop | ×same-bytes |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    let pack = jit
+        .compile("pack_fp4(convert_fp4e2m1x16_sat(float16))")
+        .expect("compiles");
+    let unpack = jit
+        .compile("convert_float16(unpack_fp4(uchar8))")
+        .expect("compiles");
+    let encode = jit
+        .compile("convert_fp4e2m1x16_sat(float16)")
+        .expect("compiles");
+    let decode = jit
+        .compile("convert_float16(fp4e2m1x16)")
+        .expect("compiles");
+    jit.finish_tier_up();
+    for (seed, &(bytes, size)) in SIZES.iter().enumerate() {
+        let big = bytes >= 64 << 20;
+        if big && !large {
+            continue;
+        }
+        let (rounds, reps) = if big { (9, 1) } else { (31, 20) };
+        let mut rng = Rng(0x2f_4e6b_01c3_9a77 ^ seed as u64);
+        let n = bytes / 4;
+        let floats: Vec<f32> = (0..n)
+            .map(|_| ((rng.next() >> 40) as f32 / (1u64 << 24) as f32) * 16.0 - 8.0)
+            .collect();
+        let mut packed = vec![0u8; n / 2];
+        let mut packed_loop = vec![0u8; n / 2];
+        let mut codes = vec![Fp4E2M1(0); n];
+        let plain_pack = |src: &[f32], dst: &mut [u8]| {
+            for (d, pair) in dst.iter_mut().zip(src.chunks_exact(2)) {
+                *d = e2m1::from_f32(pair[0]) | e2m1::from_f32(pair[1]) << 4;
+            }
+        };
+        pack.run(&floats, &mut packed).unwrap();
+        plain_pack(&floats, &mut packed_loop);
+        assert_eq!(
+            packed, packed_loop,
+            "pack_fp4: the kernel and the plain loop differ"
+        );
+        // Bytes -> floats: every byte in turn.
+        let m = bytes;
+        let src: Vec<u8> = (0..m).map(|i| i as u8).collect();
+        let src_codes: Vec<Fp4E2M1> = (0..2 * m).map(|i| Fp4E2M1((i % 16) as u8)).collect();
+        let mut back = vec![0f32; 2 * m];
+        let mut back_loop = vec![0f32; 2 * m];
+        let plain_unpack = |src: &[u8], dst: &mut [f32]| {
+            for (d, &x) in dst.chunks_exact_mut(2).zip(src) {
+                d[0] = e2m1::VALUES[usize::from(x & 15)];
+                d[1] = e2m1::VALUES[usize::from(x >> 4)];
+            }
+        };
+        unpack.run(&src, &mut back).unwrap();
+        plain_unpack(&src, &mut back_loop);
+        assert!(
+            back.iter()
+                .zip(&back_loop)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "unpack_fp4: the kernel and the plain loop differ"
+        );
+        for (name, traffic, encoding) in [
+            (
+                "pack_fp4(convert_fp4e2m1x16_sat(float16))",
+                n * 4 + n / 2,
+                true,
+            ),
+            ("convert_float16(unpack_fp4(uchar8))", m + 8 * m, false),
+        ] {
+            let copy_src = vec![0x5au8; traffic / 2];
+            let mut copy_dst = vec![0u8; traffic / 2];
+            let mut ratios: [Vec<f64>; 3] = Default::default();
+            let mut times: [Vec<f64>; 4] = Default::default();
+            for _ in 0..rounds {
+                let t = if encoding {
+                    [
+                        ns_per_run(reps, &mut || pack.run(&floats, &mut packed).unwrap()),
+                        ns_per_run(reps, &mut || encode.run(&floats, &mut codes).unwrap()),
+                        ns_per_run(reps, &mut || plain_pack(&floats, &mut packed_loop)),
+                        ns_per_run(reps, &mut || copy_dst.copy_from_slice(&copy_src)),
+                    ]
+                } else {
+                    [
+                        ns_per_run(reps, &mut || unpack.run(&src, &mut back).unwrap()),
+                        ns_per_run(reps, &mut || decode.run(&src_codes, &mut back).unwrap()),
+                        ns_per_run(reps, &mut || plain_unpack(&src, &mut back_loop)),
+                        ns_per_run(reps, &mut || copy_dst.copy_from_slice(&copy_src)),
+                    ]
+                };
+                for (v, ns) in times.iter_mut().zip(t) {
+                    v.push(ns);
+                }
+                for (r, baseline) in ratios.iter_mut().zip(&t[1..]) {
+                    r.push(baseline / t[0]);
+                }
+            }
+            let [kernel, unpacked, rust_loop, same] = times.map(|mut v| median(&mut v));
+            // The unpacked kernel moves more bytes (a byte per code): its GB/s is of its own
+            // traffic, its ratio of time for the same elements.
+            let unpacked_traffic = if encoding { n * 5 } else { 2 * m * 5 };
+            let [r_unpacked, r_loop, r_same] = ratios.map(|mut v| median(&mut v));
+            out += &format!(
+                "| `{name}` | {size} | {:.2} | {:.2} | {:.2} | {:.2} | {r_unpacked:.2} | {r_loop:.2} | {r_same:.2} |\n",
+                traffic as f64 / kernel,
+                unpacked_traffic as f64 / unpacked,
+                traffic as f64 / rust_loop,
+                traffic as f64 / same,
+            );
+        }
+    }
+    out
+}
+
 /// MX block quantisation of float32 (OCP's scale rule) against clconv's own float32 -> E4M3
 /// element kernel (the issue's yardstick: at least half its speed), a plain Rust block loop,
 /// ml_dtypes' elements with numpy's block arithmetic (`scripts/ml_dtypes_bench.py`
@@ -947,6 +1069,7 @@ fn main() {
     c.final_summary();
     println!("\n{}", summary(&rows));
     println!("\n{}", bench_e2m1(&jit, large));
+    println!("\n{}", bench_e2m1_packed(&jit, large));
     println!("\n{}", bench_mx(&jit, large));
     println!("\n{}", bench_nvfp4(&jit));
     #[cfg(target_arch = "x86_64")]
