@@ -337,6 +337,7 @@ fn bad_chains_are_typed_errors() {
 
 /// E2M1's value of each code, from its definition (OCP MX v1.0, 5.3.3: 1 sign, 2 exponent and
 /// 1 mantissa bits, bias 1; exponent 0 subnormal, `0.M x 2^0`): 0, 0.5, 1, 1.5, 2, 3, 4, 6.
+#[cfg(feature = "jit")]
 fn e2m1_value(code: u8) -> f32 {
     let (sign, exp, man) = (code >> 3 & 1, (code >> 1 & 3) as i32, (code & 1) as f32);
     let magnitude = if exp == 0 {
@@ -355,6 +356,7 @@ fn e2m1_value(code: u8) -> f32 {
 /// high one. `pack_fp4` on every pair of codes (as their exact floats): the byte
 /// `low | high << 4`. Through the JIT, both tiers' kernels (the default tiering), and the
 /// reference.
+#[cfg(feature = "jit")]
 #[test]
 fn fp4_packing_every_byte_and_every_pair() {
     let jit = clconv::jit::Jit::new().unwrap();

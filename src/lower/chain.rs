@@ -1,7 +1,8 @@
 //! Chains ([`crate::chain`]) in the builder API and the batch kernels: the steps one after
 //! another on the value's 128-bit parts (the "low lanes" convention of
 //! [`super::Lowering::convert_vector`]), each by the code its own kind already has; only the
-//! lane moves and FP4's packing are new, one byte shuffle each (and a few masks for FP4).
+//! lane moves (one byte shuffle each) and FP4's packing (masks, and a narrowing or a
+//! widening) are new.
 
 use super::values::{bitcast_le, element_type, vector_parts, zero_scalar};
 use super::{emit_element, lanes, LowerError, Lowering};
@@ -135,8 +136,9 @@ fn reinterpret_components(
 }
 
 /// `pack_fp4` on the one 128-bit part its codes fit in (a code per byte lane, at most 16):
-/// each 16-bit lane's pair becomes `(x & 0x0f) | ((x >> 4) & 0xf0)` in its low byte, and one
-/// byte shuffle gathers those bytes into the low lanes, zeros after them.
+/// each 16-bit lane's pair becomes `(x & 0x0f) | ((x >> 4) & 0xf0)`, below 256, so an unsigned
+/// saturating narrowing (`packuswb`, SSE2) gathers those bytes into the low lanes exactly,
+/// zeros after them.
 fn pack_fp4_part(b: &mut FunctionBuilder, part: Value) -> Value {
     let pairs = bitcast_le(b, types::I16X8, part);
     let low_mask = lanes::splat_bits(b, types::I16X8, 0x000f);
@@ -145,26 +147,17 @@ fn pack_fp4_part(b: &mut FunctionBuilder, part: Value) -> Value {
     let high = b.ins().ushr_imm_u(pairs, 4);
     let high = b.ins().band(high, high_mask);
     let bytes = b.ins().bor(low, high);
-    let mut mask = [16u8; 16];
-    for (i, byte) in mask.iter_mut().take(8).enumerate() {
-        *byte = (2 * i) as u8;
-    }
-    let zero = lanes::splat_bits(b, types::I8X16, 0);
-    lanes::shuffle_bytes(b, bytes, zero, mask)
+    let zero = lanes::splat_bits(b, types::I16X8, 0);
+    b.ins().unarrow(bytes, zero)
 }
 
-/// `unpack_fp4` on the one 128-bit part its bytes fit in (at most 8, in the low lanes): one
-/// byte shuffle spreads byte i into the low byte of 16-bit lane i, and
-/// `(x & 0x0f) | ((x << 4) & 0x0f00)` puts its high nibble in the lane's high byte: code 2i
-/// and 2i + 1 in byte lanes 2i and 2i + 1.
+/// `unpack_fp4` on the one 128-bit part its bytes fit in (at most 8, in the low lanes): a
+/// zero-extending widening (`punpcklbw` with zeros, SSE2) puts byte i in 16-bit lane i, and
+/// `(x & 0x0f) | ((x << 4) & 0x0f00)` its high nibble in the lane's high byte: code 2i and
+/// 2i + 1 in byte lanes 2i and 2i + 1.
 fn unpack_fp4_part(b: &mut FunctionBuilder, part: Value) -> Value {
-    let mut mask = [16u8; 16];
-    for i in 0..8 {
-        mask[2 * i] = i as u8;
-    }
-    let zero = lanes::splat_bits(b, types::I8X16, 0);
-    let spread = lanes::shuffle_bytes(b, part, zero, mask);
-    let spread = bitcast_le(b, types::I16X8, spread);
+    let part = bitcast_le(b, types::I8X16, part);
+    let spread = b.ins().uwiden_low(part);
     let low_mask = lanes::splat_bits(b, types::I16X8, 0x000f);
     let high_mask = lanes::splat_bits(b, types::I16X8, 0x0f00);
     let low = b.ins().band(spread, low_mask);

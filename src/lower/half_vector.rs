@@ -98,6 +98,35 @@ pub fn vector(
             lanes::each_pair(b, &doubles, float_to_float::demote_block_odd)
         }
     };
+    from_floats(b, spec, kind, keep_nan, floats)
+}
+
+/// Vector recipes `narrow.fp4_table_native` and `narrow.fp4_table_magic`: FP4 E2M1 into half,
+/// float, double and bfloat, step 1 by table ([`narrow::fp4_to_f32x4s_by_table`], 16 codes
+/// at a time) in place of the arithmetic decode, step 2 as in [`vector`].
+pub fn vector_fp4_table(
+    b: &mut FunctionBuilder,
+    spec: &BlockSpec,
+    kind: VectorRounding,
+    unpack: Unpack,
+    inputs: &[Value],
+) -> Vec<Value> {
+    debug_assert_eq!(spec.src, ScalarType::Fp4E2M1);
+    let floats: Vec<Value> = inputs
+        .iter()
+        .flat_map(|&v| narrow::fp4_to_f32x4s_by_table(b, unpack, v))
+        .collect();
+    from_floats(b, spec, kind, false, floats)
+}
+
+/// Step 2 of [`vector`]: the stream of F32X4 values into the destination.
+fn from_floats(
+    b: &mut FunctionBuilder,
+    spec: &BlockSpec,
+    kind: VectorRounding,
+    keep_nan: bool,
+    floats: Vec<Value>,
+) -> Vec<Value> {
     match spec.dst {
         // FP4, FP6 and the FNUZ formats: codes in I32X4 lanes, packed like the 8-bit floats'.
         t if t.is_narrow() => {

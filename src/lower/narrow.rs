@@ -29,11 +29,11 @@
 //!   rtn: 0x1fff on their sign) so that a carry moves into the exponent, up to infinity.
 
 use super::lanes::{splat_bits, VectorRounding};
-use super::small_float::{round_to_fields_x4, split_sign_x4, Fields, Split};
+use super::small_float::{self, round_to_fields_x4, split_sign_x4, Fields, Split, Unpack};
 use super::values::{bitcast_le, int_const};
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, InstBuilder, Value};
+use cranelift_codegen::ir::{types, ConstantData, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 
 /// A narrow format by its fields.
@@ -454,6 +454,87 @@ pub(crate) fn to_f32x4(b: &mut FunctionBuilder, t: ScalarType, v: Value) -> Valu
         }
     };
     bitcast_le(b, types::F32X4, bits)
+}
+
+/// The bfloat16 bits of E2M1 code `code` (its low 4 bits), from the format's fields (OCP MX
+/// v1.0, 5.3.3: sign, 2 exponent bits, 1 mantissa bit, bias 1; exponent 0 is `0.M x 2^0`):
+/// every E2M1 value has at most 2 significant bits, so it is a bfloat16 and the float's low 16
+/// bits are zero.
+const fn e2m1_bfloat16(code: u8) -> u16 {
+    let sign = ((code >> 3) & 1) as u16;
+    let exponent = ((code >> 1) & 3) as u16;
+    let mantissa = (code & 1) as u16;
+    let magnitude = match (exponent, mantissa) {
+        (0, 0) => 0,
+        // 0.5: 2^-1.
+        (0, _) => 126 << 7,
+        // (1 + M/2) x 2^(E - 1): float's exponent E - 1 + 127, the mantissa bit at the top.
+        (e, m) => ((e - 1 + 127) << 7) | (m << 6),
+    };
+    (sign << 15) | magnitude
+}
+
+/// One byte of the bfloat16 bits of each E2M1 code, as a 16-entry table: `high` the upper
+/// byte.
+const fn e2m1_bfloat16_bytes(high: bool) -> [u8; 16] {
+    let mut table = [0u8; 16];
+    let mut code = 0;
+    while code < 16 {
+        let bits = e2m1_bfloat16(code as u8);
+        table[code] = if high { (bits >> 8) as u8 } else { bits as u8 };
+        code += 1;
+    }
+    table
+}
+
+/// FP4 E2M1 codes (an I8X16: a code in each byte's low 4 bits, the others ignored) to floats
+/// by table, for the vector recipe `narrow.fp4_table`: four F32X4, element order kept. Every
+/// E2M1 value is a bfloat16 ([`e2m1_bfloat16`]), so a code's float is its bfloat16 bits in
+/// the upper half of a 32-bit lane: two 16-entry byte lookups (`swizzle`: `pshufb` with
+/// SSSE3, which the table's guard requires; `tbl` on aarch64) give each code's upper and lower
+/// bfloat16 byte, an interleave joins them into 16-bit lanes, and `unpack` spreads those into
+/// the upper halves (11 instructions per 16 codes on x86-64, against the arithmetic decode's
+/// 17 per 4 and the widening to 32-bit lanes).
+pub(crate) fn fp4_to_f32x4s_by_table(
+    b: &mut FunctionBuilder,
+    unpack: Unpack,
+    v: Value,
+) -> [Value; 4] {
+    let bytes = types::I8X16;
+    let v = bitcast_le(b, bytes, v);
+    let low_bits = splat_bits(b, bytes, 0x0f);
+    let codes = b.ins().band(v, low_bits);
+    let [high, low] = [true, false].map(|high| {
+        let table = b
+            .func
+            .dfg
+            .constants
+            .insert(ConstantData::from(e2m1_bfloat16_bytes(high).to_vec()));
+        let table = b.ins().vconst(bytes, table);
+        b.ins().swizzle(table, codes)
+    });
+    // Each code's bfloat16 in a 16-bit lane: its low byte, then its high byte.
+    let words: [Value; 2] = match unpack {
+        Unpack::Interleave => {
+            let first = [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23];
+            let second = [8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31];
+            [first, second].map(|mask| {
+                let w = super::lanes::shuffle_bytes(b, low, high, mask);
+                bitcast_le(b, types::I16X8, w)
+            })
+        }
+        Unpack::Widen => {
+            let low = [b.ins().uwiden_low(low), b.ins().uwiden_high(low)];
+            let high = [b.ins().uwiden_low(high), b.ins().uwiden_high(high)];
+            [0, 1].map(|k| {
+                let up = b.ins().ishl_imm_u(high[k], 8);
+                b.ins().bor(low[k], up)
+            })
+        }
+    };
+    let [f0, f1] = small_float::words_to_upper_halves(b, unpack, words[0]);
+    let [f2, f3] = small_float::words_to_upper_halves(b, unpack, words[1]);
+    [f0, f1, f2, f3]
 }
 
 /// Four floats (an F32X4) rounded into the narrow type `t` (FP4, FP6 or an FNUZ 8-bit float;

@@ -188,6 +188,19 @@ fn half_magic(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value>
     half_vector::vector(b, s, Magic, false, Interleave, v)
 }
 
+/// FP4 E2M1 into the floats (half, float, double, bfloat): the decode by table.
+fn fp4_source(s: &BlockSpec) -> bool {
+    half_supported(s) && s.src == crate::types::ScalarType::Fp4E2M1 && s.dst.is_float()
+}
+
+fn fp4_table_native(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
+    half_vector::vector_fp4_table(b, s, Native, Interleave, v)
+}
+
+fn fp4_table_magic(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
+    half_vector::vector_fp4_table(b, s, Magic, Interleave, v)
+}
+
 /// The float -> float conversions of the formats narrower than float: the ones whose vector
 /// recipe can carry a NaN through a floating-point instruction (double's demotion or promotion,
 /// half -> float's scaling multiplication), which `_keep_nan` replaces on RISC-V.
@@ -391,6 +404,20 @@ pub const RECIPES: &[Recipe] = &[
         class: Some(Class::FloatToFloat),
         supports: half_double,
         body: Body::Vector(half_native_keep_nan_widen),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "narrow.fp4_table_native",
+        class: Some(Class::FloatToFloat),
+        supports: fp4_source,
+        body: Body::Vector(fp4_table_native),
+        rounds_by_control: false,
+    },
+    Recipe {
+        name: "narrow.fp4_table_magic",
+        class: Some(Class::FloatToFloat),
+        supports: fp4_source,
+        body: Body::Vector(fp4_table_magic),
         rounds_by_control: false,
     },
     Recipe {

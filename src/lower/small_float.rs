@@ -515,6 +515,18 @@ impl WordsToUpperHalves {
     }
 }
 
+/// The eight 16-bit lanes of `v` (an I16X8) in the upper halves of 32-bit lanes, zeros below,
+/// by `unpack`: two F32X4. For a float whose low 16 bits are zero (a bfloat16 widened) this is
+/// the float.
+pub(crate) fn words_to_upper_halves(
+    b: &mut FunctionBuilder,
+    unpack: Unpack,
+    v: Value,
+) -> [Value; 2] {
+    let upper = WordsToUpperHalves::new(b, unpack);
+    [0, 1].map(|k| upper.half(b, v, k, types::F32X4))
+}
+
 /// The low (`k = 0`) or high (`k = 1`) half of `v`'s lanes, zero-extended to twice the width.
 fn widened(b: &mut FunctionBuilder, v: Value, k: usize) -> Value {
     if k == 0 {
