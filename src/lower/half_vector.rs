@@ -101,20 +101,19 @@ pub fn vector(
     from_floats(b, spec, kind, keep_nan, floats)
 }
 
-/// Vector recipes `narrow.fp4_table_native` and `narrow.fp4_table_magic`: FP4 E2M1 into half,
-/// float, double and bfloat, step 1 by table ([`narrow::fp4_to_f32x4s_by_table`], 16 codes
-/// at a time) in place of the arithmetic decode, step 2 as in [`vector`].
-pub fn vector_fp4_table(
+/// Vector recipes `narrow.table_native` and `narrow.table_magic`: FP4 and FP6 into half,
+/// float, double and bfloat, step 1 by table ([`narrow::to_f32x4s_by_table`], 16 codes at a
+/// time) in place of the arithmetic decode, step 2 as in [`vector`].
+pub fn vector_table(
     b: &mut FunctionBuilder,
     spec: &BlockSpec,
     kind: VectorRounding,
     unpack: Unpack,
     inputs: &[Value],
 ) -> Vec<Value> {
-    debug_assert_eq!(spec.src, ScalarType::Fp4E2M1);
     let floats: Vec<Value> = inputs
         .iter()
-        .flat_map(|&v| narrow::fp4_to_f32x4s_by_table(b, unpack, v))
+        .flat_map(|&v| narrow::to_f32x4s_by_table(b, spec.src, unpack, v))
         .collect();
     from_floats(b, spec, kind, false, floats)
 }

@@ -456,63 +456,118 @@ pub(crate) fn to_f32x4(b: &mut FunctionBuilder, t: ScalarType, v: Value) -> Valu
     bitcast_le(b, types::F32X4, bits)
 }
 
-/// The bfloat16 bits of E2M1 code `code` (its low 4 bits), from the format's fields (OCP MX
-/// v1.0, 5.3.3: sign, 2 exponent bits, 1 mantissa bit, bias 1; exponent 0 is `0.M x 2^0`):
-/// every E2M1 value has at most 2 significant bits, so it is a bfloat16 and the float's low 16
-/// bits are zero.
-const fn e2m1_bfloat16(code: u8) -> u16 {
-    let sign = ((code >> 3) & 1) as u16;
-    let exponent = ((code >> 1) & 3) as u16;
-    let mantissa = (code & 1) as u16;
-    let magnitude = match (exponent, mantissa) {
-        (0, 0) => 0,
-        // 0.5: 2^-1.
-        (0, _) => 126 << 7,
-        // (1 + M/2) x 2^(E - 1): float's exponent E - 1 + 127, the mantissa bit at the top.
-        (e, m) => ((e - 1 + 127) << 7) | (m << 6),
+/// The bfloat16 bits of the magnitude code `code` of the FP4 or FP6 format `fmt` (its low
+/// `width - 1` bits), from the format's fields (OCP MX v1.0, 5.3.3: exponent bits, mantissa
+/// bits, bias; exponent 0 is the subnormal `0.M x 2^(1 - bias)`). Every FP4 and FP6 value has
+/// at most 4 significant bits and an exponent within float's, so it is a bfloat16 and the
+/// float's low 16 bits are zero.
+const fn magnitude_bfloat16(fmt: &Narrow, code: u32) -> u16 {
+    let m = fmt.fraction;
+    let exponent = code >> m;
+    let mantissa = code & ((1 << m) - 1);
+    if exponent == 0 && mantissa == 0 {
+        return 0;
+    }
+    // value = significand x 2^(scale - m), with `significand` normalised to 1.f below.
+    let (mut significand, scale) = if exponent == 0 {
+        (mantissa, 1)
+    } else {
+        (mantissa | (1 << m), exponent)
     };
-    (sign << 15) | magnitude
+    // Float's exponent of the value: scale - bias plus the top bit's position above m.
+    let mut top = m;
+    while significand >> top == 0 {
+        top -= 1;
+    }
+    let float_exponent = 127 + scale + top - m - fmt.bias;
+    // The fraction bits below the top bit, at the top of bfloat16's 7.
+    significand &= (1 << top) - 1;
+    ((float_exponent << 7) | (significand << (7 - top))) as u16
 }
 
-/// One byte of the bfloat16 bits of each E2M1 code, as a 16-entry table: `high` the upper
-/// byte.
-const fn e2m1_bfloat16_bytes(high: bool) -> [u8; 16] {
+/// Bytes of the bfloat16 bits of 16 consecutive magnitude codes of `fmt`, from `first`:
+/// `high` the upper bytes. A 16-entry table for one `swizzle`.
+const fn bfloat16_bytes(fmt: &Narrow, first: u32, high: bool) -> [u8; 16] {
     let mut table = [0u8; 16];
-    let mut code = 0;
-    while code < 16 {
-        let bits = e2m1_bfloat16(code as u8);
-        table[code] = if high { (bits >> 8) as u8 } else { bits as u8 };
-        code += 1;
+    let mut i = 0;
+    while i < 16 {
+        let bits = magnitude_bfloat16(fmt, first + i as u32);
+        table[i] = if high { (bits >> 8) as u8 } else { bits as u8 };
+        i += 1;
     }
     table
 }
 
-/// FP4 E2M1 codes (an I8X16: a code in each byte's low 4 bits, the others ignored) to floats
-/// by table, for the vector recipe `narrow.fp4_table`: four F32X4, element order kept. Every
-/// E2M1 value is a bfloat16 ([`e2m1_bfloat16`]), so a code's float is its bfloat16 bits in
-/// the upper half of a 32-bit lane: two 16-entry byte lookups (`swizzle`: `pshufb` with
-/// SSSE3, which the table's guard requires; `tbl` on aarch64) give each code's upper and lower
-/// bfloat16 byte, an interleave joins them into 16-bit lanes, and `unpack` spreads those into
-/// the upper halves (11 instructions per 16 codes on x86-64, against the arithmetic decode's
-/// 17 per 4 and the widening to 32-bit lanes).
-pub(crate) fn fp4_to_f32x4s_by_table(
+/// The 16-entry table `bfloat16_bytes(fmt, first, high)` as a vector constant.
+fn table(b: &mut FunctionBuilder, fmt: &Narrow, first: u32, high: bool) -> Value {
+    let bytes = bfloat16_bytes(fmt, first, high).to_vec();
+    let constant = b.func.dfg.constants.insert(ConstantData::from(bytes));
+    b.ins().vconst(types::I8X16, constant)
+}
+
+/// FP4 and FP6 codes (an I8X16: a code in each byte's low 4 or 6 bits, the others ignored) to
+/// floats by table, for the vector recipes `narrow.table_native` and `narrow.table_magic`:
+/// four F32X4, element order kept. Every FP4 and FP6 value is a bfloat16
+/// ([`magnitude_bfloat16`]), so a code's float is its bfloat16 bits in the upper half of a
+/// 32-bit lane. 16-entry byte lookups (`swizzle`: `pshufb` with SSSE3, which the table's guard
+/// requires) give each code's upper and lower bfloat16 byte: FP4's code indexes one table per
+/// byte (its sign bit, bit 3, in the table's upper half); FP6's 5-bit magnitude indexes two
+/// (codes 0-15 and 16-31: an index of 16 or more gives 0, so the two lookups are or-ed), and
+/// its sign (bit 5) goes into the upper byte's bit 7. An interleave joins the bytes into 16-bit
+/// lanes and `unpack` spreads those into the upper halves (11 instructions per 16 FP4 codes on
+/// x86-64, against the arithmetic decode's 17 per 4 and the widening to 32-bit lanes).
+pub(crate) fn to_f32x4s_by_table(
     b: &mut FunctionBuilder,
+    t: ScalarType,
     unpack: Unpack,
     v: Value,
 ) -> [Value; 4] {
+    let fmt = Narrow::of(t).expect("FP4 or FP6");
+    debug_assert!(fmt.width <= 6 && !fmt.fnuz, "FP4 or FP6");
     let bytes = types::I8X16;
     let v = bitcast_le(b, bytes, v);
-    let low_bits = splat_bits(b, bytes, 0x0f);
-    let codes = b.ins().band(v, low_bits);
-    let [high, low] = [true, false].map(|high| {
-        let table = b
-            .func
-            .dfg
-            .constants
-            .insert(ConstantData::from(e2m1_bfloat16_bytes(high).to_vec()));
-        let table = b.ins().vconst(bytes, table);
-        b.ins().swizzle(table, codes)
-    });
+    let [high, low] = if fmt.width == 4 {
+        let low_bits = splat_bits(b, bytes, 0x0f);
+        let codes = b.ins().band(v, low_bits);
+        // FP4's 16 codes, the negative ones (bit 3) with the sign in bfloat16's bit 15.
+        let fp4_table = |b: &mut FunctionBuilder, high: bool| {
+            let mut t = bfloat16_bytes(&fmt, 0, high);
+            let mut i = 0;
+            while i < 8 {
+                t[8 + i] = t[i] | if high { 0x80 } else { 0 };
+                i += 1;
+            }
+            let constant = b.func.dfg.constants.insert(ConstantData::from(t.to_vec()));
+            b.ins().vconst(bytes, constant)
+        };
+        [true, false].map(|high| {
+            let table = fp4_table(b, high);
+            b.ins().swizzle(table, codes)
+        })
+    } else {
+        let magnitude_bits = splat_bits(b, bytes, 0x1f);
+        let magnitude = b.ins().band(v, magnitude_bits);
+        let sixteen = splat_bits(b, bytes, 0x10);
+        let upper_index = b.ins().bxor(magnitude, sixteen);
+        let sign_bit = splat_bits(b, bytes, 0x20);
+        let sign = b.ins().band(v, sign_bit);
+        let zero = splat_bits(b, bytes, 0);
+        let negative = b.ins().icmp(IntCC::NotEqual, sign, zero);
+        let top_bit = splat_bits(b, bytes, 0x80);
+        let sign = b.ins().band(negative, top_bit);
+        [true, false].map(|high| {
+            let first = table(b, &fmt, 0, high);
+            let first = b.ins().swizzle(first, magnitude);
+            let second = table(b, &fmt, 16, high);
+            let second = b.ins().swizzle(second, upper_index);
+            let byte = b.ins().bor(first, second);
+            if high {
+                b.ins().bor(byte, sign)
+            } else {
+                byte
+            }
+        })
+    };
     // Each code's bfloat16 in a 16-bit lane: its low byte, then its high byte.
     let words: [Value; 2] = match unpack {
         Unpack::Interleave => {

@@ -188,17 +188,18 @@ fn half_magic(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value>
     half_vector::vector(b, s, Magic, false, Interleave, v)
 }
 
-/// FP4 E2M1 into the floats (half, float, double, bfloat): the decode by table.
-fn fp4_source(s: &BlockSpec) -> bool {
-    half_supported(s) && s.src == crate::types::ScalarType::Fp4E2M1 && s.dst.is_float()
+/// FP4 and FP6 into the floats (half, float, double, bfloat): the decode by table.
+fn table_source(s: &BlockSpec) -> bool {
+    use crate::types::ScalarType::{Fp4E2M1, Fp6E2M3, Fp6E3M2};
+    half_supported(s) && matches!(s.src, Fp4E2M1 | Fp6E2M3 | Fp6E3M2) && s.dst.is_float()
 }
 
-fn fp4_table_native(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
-    half_vector::vector_fp4_table(b, s, Native, Interleave, v)
+fn table_native(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
+    half_vector::vector_table(b, s, Native, Interleave, v)
 }
 
-fn fp4_table_magic(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
-    half_vector::vector_fp4_table(b, s, Magic, Interleave, v)
+fn table_magic(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
+    half_vector::vector_table(b, s, Magic, Interleave, v)
 }
 
 /// The float -> float conversions of the formats narrower than float: the ones whose vector
@@ -407,17 +408,17 @@ pub const RECIPES: &[Recipe] = &[
         rounds_by_control: false,
     },
     Recipe {
-        name: "narrow.fp4_table_native",
+        name: "narrow.table_native",
         class: Some(Class::FloatToFloat),
-        supports: fp4_source,
-        body: Body::Vector(fp4_table_native),
+        supports: table_source,
+        body: Body::Vector(table_native),
         rounds_by_control: false,
     },
     Recipe {
-        name: "narrow.fp4_table_magic",
+        name: "narrow.table_magic",
         class: Some(Class::FloatToFloat),
-        supports: fp4_source,
-        body: Body::Vector(fp4_table_magic),
+        supports: table_source,
+        body: Body::Vector(table_magic),
         rounds_by_control: false,
     },
     Recipe {
