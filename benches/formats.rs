@@ -38,7 +38,8 @@
 //!
 //! Then FP4 E2M1, which no Rust crate converts, against ml_dtypes (`scripts/ml_dtypes_bench.py`
 //! in a Python process, `CLCONV_PYTHON` or `python3`; see `bench_e2m1`), FP4 two codes to a
-//! byte against the unpacked kernels and the plain loop (`bench_e2m1_packed`), and MX block
+//! byte against the unpacked kernels and the plain loop (`bench_e2m1_packed`), FP6 E2M3's
+//! decode against ml_dtypes and the loop (`bench_e2m3_decode`), and MX block
 //! quantisation against clconv's own E4M3 element kernel and ml_dtypes with numpy's block
 //! arithmetic (`bench_mx`).
 
@@ -655,6 +656,90 @@ fn bench_e2m1(jit: &Jit, large: bool) -> String {
     out
 }
 
+/// FP6 E2M3 into float (`convert_float8(fp6e2m3x8)`, every code in turn) against ml_dtypes'
+/// `astype` (`e2m3_to_f32`), the plain Rust loop (a 64-entry table, its values from E2M3's
+/// fields here) and the loop that moves the same bytes. Output compared with the loop first.
+fn bench_e2m3_decode(jit: &Jit, large: bool) -> String {
+    use clconv::jit::Fp6E2M3;
+    let mut out = String::from(
+        "| conversion | source | kernel GB/s | ml_dtypes GB/s | rust-loop GB/s | same-bytes GB/s \
+         | ×ml_dtypes | ×rust-loop | ×same-bytes |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    // E2M3 (OCP MX v1.0, 5.3.3): sign, 2 exponent bits, 3 mantissa bits, bias 1; exponent 0
+    // is 0.M x 2^0.
+    let table: Vec<f32> = (0u32..64)
+        .map(|c| {
+            let (e, m) = ((c >> 3) & 3, (c & 7) as f32);
+            let v = if e == 0 {
+                m / 8.0
+            } else {
+                (1.0 + m / 8.0) * 2f32.powi(e as i32 - 1)
+            };
+            if c & 32 != 0 {
+                -v
+            } else {
+                v
+            }
+        })
+        .collect();
+    let decode = jit.compile("convert_float8(fp6e2m3x8)").expect("compiles");
+    jit.finish_tier_up();
+    for &(bytes, size) in SIZES.iter() {
+        let big = bytes >= 64 << 20;
+        if big && !large {
+            continue;
+        }
+        let (rounds, reps) = if big { (9, 1) } else { (31, 20) };
+        let m = bytes;
+        let src: Vec<Fp6E2M3> = (0..m).map(|i| Fp6E2M3((i % 64) as u8)).collect();
+        let mut back = vec![0f32; m];
+        let mut back_loop = vec![0f32; m];
+        let plain = |src: &[Fp6E2M3], dst: &mut [f32]| {
+            for (d, &c) in dst.iter_mut().zip(src) {
+                *d = table[usize::from(c.0 & 63)];
+            }
+        };
+        decode.run(&src, &mut back).unwrap();
+        plain(&src, &mut back_loop);
+        assert!(
+            back.iter().zip(&back_loop).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "E2M3 decode: the kernel and the plain loop differ"
+        );
+        let traffic = m * 5;
+        let copy_src = vec![0x5au8; traffic / 2];
+        let mut copy_dst = vec![0u8; traffic / 2];
+        let mut ratios: [Vec<f64>; 2] = Default::default();
+        let mut times: [Vec<f64>; 3] = Default::default();
+        for _ in 0..rounds {
+            let t = [
+                ns_per_run(reps, &mut || decode.run(&src, &mut back).unwrap()),
+                ns_per_run(reps, &mut || plain(&src, &mut back_loop)),
+                ns_per_run(reps, &mut || copy_dst.copy_from_slice(&copy_src)),
+            ];
+            for (v, ns) in times.iter_mut().zip(t) {
+                v.push(ns);
+            }
+            for (r, baseline) in ratios.iter_mut().zip(&t[1..]) {
+                r.push(baseline / t[0]);
+            }
+        }
+        let [kernel, rust_loop, same] = times.map(|mut v| median(&mut v));
+        let gbs = |ns: f64| traffic as f64 / ns;
+        let (ml, ml_ratio) = match ml_dtypes_gbs("e2m3_to_f32", m, rounds) {
+            Ok(g) => (format!("{g:.2}"), format!("{:.1}", gbs(kernel) / g)),
+            Err(why) => (format!("not run: {why}"), "-".into()),
+        };
+        let [r_loop, r_same] = ratios.map(|mut v| median(&mut v));
+        out += &format!(
+            "| `convert_float8(fp6e2m3x8)` | {size} | {:.2} | {ml} | {:.2} | {:.2} | {ml_ratio} | {r_loop:.2} | {r_same:.2} |\n",
+            gbs(kernel),
+            gbs(rust_loop),
+            gbs(same),
+        );
+    }
+    out
+}
+
 /// FP4 two codes to a byte (`pack_fp4`, `unpack_fp4`: chain kernels, one 16-element vector per
 /// iteration) against the unpacked element kernels (a code per byte), the plain Rust loop
 /// (the ladder or the table, then the nibbles) and the loop that moves the same bytes, all
@@ -1070,6 +1155,7 @@ fn main() {
     println!("\n{}", summary(&rows));
     println!("\n{}", bench_e2m1(&jit, large));
     println!("\n{}", bench_e2m1_packed(&jit, large));
+    println!("\n{}", bench_e2m3_decode(&jit, large));
     println!("\n{}", bench_mx(&jit, large));
     println!("\n{}", bench_nvfp4(&jit));
     #[cfg(target_arch = "x86_64")]

@@ -2,7 +2,7 @@
 """ml_dtypes' astype throughput, for benches/formats.rs (the narrow formats have no Rust peer).
 
 Usage: ml_dtypes_bench.py CONVERSION BYTES ROUNDS, CONVERSION one of f32_to_e2m1, e2m1_to_f32,
-f32_to_e4m3fnuz, e4m3fnuz_to_f32, f32_to_mxfp8e4m3, f32_to_mxfp4; BYTES the source's size. The
+e2m3_to_f32, f32_to_e4m3fnuz, e4m3fnuz_to_f32, f32_to_mxfp8e4m3, f32_to_mxfp4; BYTES the source's size. The
 MX ones quantise blocks of 32 as a numpy user writes it (OCP's scale from each block's largest
 magnitude, the elements by ml_dtypes' astype after clipping), one scale byte per block. Prints one line: the median over
 ROUNDS of the GB/s of bytes read plus written by `astype` on one thread (numpy's own loop), from
@@ -55,11 +55,15 @@ if conversion.startswith("f32_to_"):
     traffic = n * 4 + n
 else:
     n = size
-    codes = (np.arange(n) % {"e2m1_to_f32": 16, "e4m3fnuz_to_f32": 256}[conversion]).astype(np.uint8)
+    codes = (
+        np.arange(n) % {"e2m1_to_f32": 16, "e2m3_to_f32": 64, "e4m3fnuz_to_f32": 256}[conversion]
+    ).astype(np.uint8)
     src = codes.view(
-        {"e2m1_to_f32": ml_dtypes.float4_e2m1fn, "e4m3fnuz_to_f32": ml_dtypes.float8_e4m3fnuz}[
-            conversion
-        ]
+        {
+            "e2m1_to_f32": ml_dtypes.float4_e2m1fn,
+            "e2m3_to_f32": ml_dtypes.float6_e2m3fn,
+            "e4m3fnuz_to_f32": ml_dtypes.float8_e4m3fnuz,
+        }[conversion]
     )
     dst_t = np.float32
     traffic = n + n * 4
