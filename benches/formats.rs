@@ -702,7 +702,9 @@ fn bench_e2m3_decode(jit: &Jit, large: bool) -> String {
         decode.run(&src, &mut back).unwrap();
         plain(&src, &mut back_loop);
         assert!(
-            back.iter().zip(&back_loop).all(|(a, b)| a.to_bits() == b.to_bits()),
+            back.iter()
+                .zip(&back_loop)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
             "E2M3 decode: the kernel and the plain loop differ"
         );
         let traffic = m * 5;

@@ -506,7 +506,7 @@ fn table(b: &mut FunctionBuilder, fmt: &Narrow, first: u32, high: bool) -> Value
 }
 
 /// FP4 and FP6 codes (an I8X16: a code in each byte's low 4 or 6 bits, the others ignored) to
-/// floats by table, for the vector recipes `narrow.table_native` and `narrow.table_magic`:
+/// floats by table, for the vector recipe `narrow.table_native`:
 /// four F32X4, element order kept. Every FP4 and FP6 value is a bfloat16
 /// ([`magnitude_bfloat16`]), so a code's float is its bfloat16 bits in the upper half of a
 /// 32-bit lane. 16-entry byte lookups (`swizzle`: `pshufb` with SSSE3, which the table's guard

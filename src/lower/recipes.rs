@@ -198,10 +198,6 @@ fn table_native(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Valu
     half_vector::vector_table(b, s, Native, Interleave, v)
 }
 
-fn table_magic(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
-    half_vector::vector_table(b, s, Magic, Interleave, v)
-}
-
 /// The float -> float conversions of the formats narrower than float: the ones whose vector
 /// recipe can carry a NaN through a floating-point instruction (double's demotion or promotion,
 /// half -> float's scaling multiplication), which `_keep_nan` replaces on RISC-V.
@@ -412,13 +408,6 @@ pub const RECIPES: &[Recipe] = &[
         class: Some(Class::FloatToFloat),
         supports: table_source,
         body: Body::Vector(table_native),
-        rounds_by_control: false,
-    },
-    Recipe {
-        name: "narrow.table_magic",
-        class: Some(Class::FloatToFloat),
-        supports: table_source,
-        body: Body::Vector(table_magic),
         rounds_by_control: false,
     },
     Recipe {
