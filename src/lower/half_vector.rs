@@ -102,7 +102,7 @@ pub fn vector(
 }
 
 /// Vector recipe `narrow.table_native`: FP4 and FP6 into half,
-/// float, double and bfloat, step 1 by table ([`narrow::to_f32x4s_by_table`], 16 codes at a
+/// float, double and bfloat, step 1 by table (`narrow::to_f32x4s_by_table`, 16 codes at a
 /// time) in place of the arithmetic decode, step 2 as in [`vector`].
 pub fn vector_table(
     b: &mut FunctionBuilder,
