@@ -335,6 +335,27 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
+/// `runs` timed back to back in each of `rounds` rounds (`reps` calls each): the median ns per
+/// call of each, and the median per-round ratio of each later run's time to the first's (above
+/// 1: the first, the kernel, is faster).
+fn interleaved(rounds: usize, reps: usize, runs: &mut [&mut dyn FnMut()]) -> (Vec<f64>, Vec<f64>) {
+    let mut times = vec![Vec::new(); runs.len()];
+    let mut ratios = vec![Vec::new(); runs.len().saturating_sub(1)];
+    for _ in 0..rounds {
+        let t: Vec<f64> = runs.iter_mut().map(|f| ns_per_run(reps, *f)).collect();
+        for (v, &ns) in times.iter_mut().zip(&t) {
+            v.push(ns);
+        }
+        for (r, baseline) in ratios.iter_mut().zip(&t[1..]) {
+            r.push(baseline / t[0]);
+        }
+    }
+    (
+        times.iter_mut().map(|v| median(v)).collect(),
+        ratios.iter_mut().map(|v| median(v)).collect(),
+    )
+}
+
 struct Row {
     name: &'static str,
     peer: &'static str,
@@ -515,6 +536,31 @@ mod e2m1 {
     ];
 }
 
+/// One row of the ml_dtypes tables: `times` (kernel, rust loop, same bytes; ns per call) of
+/// `traffic` bytes each, their `ratios` to the kernel, ml_dtypes' GB/s or why it did not run.
+fn ml_dtypes_row(
+    name: &str,
+    size: &str,
+    traffic: usize,
+    times: &[f64],
+    ratios: &[f64],
+    ml: Result<f64, String>,
+) -> String {
+    let gbs = |ns: f64| traffic as f64 / ns;
+    let (ml, ml_ratio) = match ml {
+        Ok(g) => (format!("{g:.2}"), format!("{:.1}", gbs(times[0]) / g)),
+        Err(why) => (format!("not run: {why}"), "-".into()),
+    };
+    format!(
+        "| `{name}` | {size} | {:.2} | {ml} | {:.2} | {:.2} | {ml_ratio} | {:.2} | {:.2} |\n",
+        gbs(times[0]),
+        gbs(times[1]),
+        gbs(times[2]),
+        ratios[0],
+        ratios[1],
+    )
+}
+
 /// ml_dtypes' GB/s for `conversion` on a source of `bytes`, or why it could not run.
 fn ml_dtypes_gbs(conversion: &str, bytes: usize, rounds: usize) -> Result<f64, String> {
     let python = std::env::var("CLCONV_PYTHON").unwrap_or_else(|_| "python3".into());
@@ -614,43 +660,31 @@ fn bench_e2m1(jit: &Jit, large: bool) -> String {
         ] {
             let copy_src = vec![0x5au8; traffic / 2];
             let mut copy_dst = vec![0u8; traffic / 2];
-            let mut ratios: [Vec<f64>; 2] = Default::default();
-            let mut times: [Vec<f64>; 3] = Default::default();
-            for _ in 0..rounds {
-                let t = if python == "f32_to_e2m1" {
-                    [
-                        ns_per_run(reps, &mut || encode.run(&floats, &mut codes).unwrap()),
-                        ns_per_run(reps, &mut || plain(&floats, &mut other)),
-                        ns_per_run(reps, &mut || copy_dst.copy_from_slice(&copy_src)),
-                    ]
-                } else {
-                    [
-                        ns_per_run(reps, &mut || decode.run(&src, &mut back).unwrap()),
-                        ns_per_run(reps, &mut || table(&src, &mut back_other)),
-                        ns_per_run(reps, &mut || copy_dst.copy_from_slice(&copy_src)),
-                    ]
-                };
-                for (v, ns) in times.iter_mut().zip(t) {
-                    v.push(ns);
-                }
-                for (r, baseline) in ratios.iter_mut().zip(&t[1..]) {
-                    r.push(baseline / t[0]);
-                }
-            }
-            let [kernel, rust_loop, same] = times.map(|mut v| median(&mut v));
-            let gbs = |ns: f64| traffic as f64 / ns;
-            let source_bytes = if python == "f32_to_e2m1" { n * 4 } else { m };
-            let (ml, ml_ratio) = match ml_dtypes_gbs(python, source_bytes, rounds) {
-                Ok(g) => (format!("{g:.2}"), format!("{:.1}", gbs(kernel) / g)),
-                Err(why) => (format!("not run: {why}"), "-".into()),
+            let mut copy = || copy_dst.copy_from_slice(&copy_src);
+            let (times, ratios) = if python == "f32_to_e2m1" {
+                interleaved(
+                    rounds,
+                    reps,
+                    &mut [
+                        &mut || encode.run(&floats, &mut codes).unwrap(),
+                        &mut || plain(&floats, &mut other),
+                        &mut copy,
+                    ],
+                )
+            } else {
+                interleaved(
+                    rounds,
+                    reps,
+                    &mut [
+                        &mut || decode.run(&src, &mut back).unwrap(),
+                        &mut || table(&src, &mut back_other),
+                        &mut copy,
+                    ],
+                )
             };
-            let [r_loop, r_same] = ratios.map(|mut v| median(&mut v));
-            out += &format!(
-                "| `{name}` | {size} | {:.2} | {ml} | {:.2} | {:.2} | {ml_ratio} | {r_loop:.2} | {r_same:.2} |\n",
-                gbs(kernel),
-                gbs(rust_loop),
-                gbs(same),
-            );
+            let source_bytes = if python == "f32_to_e2m1" { n * 4 } else { m };
+            let ml = ml_dtypes_gbs(python, source_bytes, rounds);
+            out += &ml_dtypes_row(name, size, traffic, &times, &ratios, ml);
         }
     }
     out
@@ -710,33 +744,23 @@ fn bench_e2m3_decode(jit: &Jit, large: bool) -> String {
         let traffic = m * 5;
         let copy_src = vec![0x5au8; traffic / 2];
         let mut copy_dst = vec![0u8; traffic / 2];
-        let mut ratios: [Vec<f64>; 2] = Default::default();
-        let mut times: [Vec<f64>; 3] = Default::default();
-        for _ in 0..rounds {
-            let t = [
-                ns_per_run(reps, &mut || decode.run(&src, &mut back).unwrap()),
-                ns_per_run(reps, &mut || plain(&src, &mut back_loop)),
-                ns_per_run(reps, &mut || copy_dst.copy_from_slice(&copy_src)),
-            ];
-            for (v, ns) in times.iter_mut().zip(t) {
-                v.push(ns);
-            }
-            for (r, baseline) in ratios.iter_mut().zip(&t[1..]) {
-                r.push(baseline / t[0]);
-            }
-        }
-        let [kernel, rust_loop, same] = times.map(|mut v| median(&mut v));
-        let gbs = |ns: f64| traffic as f64 / ns;
-        let (ml, ml_ratio) = match ml_dtypes_gbs("e2m3_to_f32", m, rounds) {
-            Ok(g) => (format!("{g:.2}"), format!("{:.1}", gbs(kernel) / g)),
-            Err(why) => (format!("not run: {why}"), "-".into()),
-        };
-        let [r_loop, r_same] = ratios.map(|mut v| median(&mut v));
-        out += &format!(
-            "| `convert_float8(fp6e2m3x8)` | {size} | {:.2} | {ml} | {:.2} | {:.2} | {ml_ratio} | {r_loop:.2} | {r_same:.2} |\n",
-            gbs(kernel),
-            gbs(rust_loop),
-            gbs(same),
+        let (times, ratios) = interleaved(
+            rounds,
+            reps,
+            &mut [
+                &mut || decode.run(&src, &mut back).unwrap(),
+                &mut || plain(&src, &mut back_loop),
+                &mut || copy_dst.copy_from_slice(&copy_src),
+            ],
+        );
+        let ml = ml_dtypes_gbs("e2m3_to_f32", m, rounds);
+        out += &ml_dtypes_row(
+            "convert_float8(fp6e2m3x8)",
+            size,
+            traffic,
+            &times,
+            &ratios,
+            ml,
         );
     }
     out
@@ -797,6 +821,7 @@ fn bench_e2m1_packed(jit: &Jit, large: bool) -> String {
         let src_codes: Vec<Fp4E2M1> = (0..2 * m).map(|i| Fp4E2M1((i % 16) as u8)).collect();
         let mut back = vec![0f32; 2 * m];
         let mut back_loop = vec![0f32; 2 * m];
+        let mut back_unpacked = vec![0f32; 2 * m];
         let plain_unpack = |src: &[u8], dst: &mut [f32]| {
             for (d, &x) in dst.chunks_exact_mut(2).zip(src) {
                 d[0] = e2m1::VALUES[usize::from(x & 15)];
@@ -821,36 +846,35 @@ fn bench_e2m1_packed(jit: &Jit, large: bool) -> String {
         ] {
             let copy_src = vec![0x5au8; traffic / 2];
             let mut copy_dst = vec![0u8; traffic / 2];
-            let mut ratios: [Vec<f64>; 3] = Default::default();
-            let mut times: [Vec<f64>; 4] = Default::default();
-            for _ in 0..rounds {
-                let t = if encoding {
-                    [
-                        ns_per_run(reps, &mut || pack.run(&floats, &mut packed).unwrap()),
-                        ns_per_run(reps, &mut || encode.run(&floats, &mut codes).unwrap()),
-                        ns_per_run(reps, &mut || plain_pack(&floats, &mut packed_loop)),
-                        ns_per_run(reps, &mut || copy_dst.copy_from_slice(&copy_src)),
-                    ]
-                } else {
-                    [
-                        ns_per_run(reps, &mut || unpack.run(&src, &mut back).unwrap()),
-                        ns_per_run(reps, &mut || decode.run(&src_codes, &mut back).unwrap()),
-                        ns_per_run(reps, &mut || plain_unpack(&src, &mut back_loop)),
-                        ns_per_run(reps, &mut || copy_dst.copy_from_slice(&copy_src)),
-                    ]
-                };
-                for (v, ns) in times.iter_mut().zip(t) {
-                    v.push(ns);
-                }
-                for (r, baseline) in ratios.iter_mut().zip(&t[1..]) {
-                    r.push(baseline / t[0]);
-                }
-            }
-            let [kernel, unpacked, rust_loop, same] = times.map(|mut v| median(&mut v));
+            let mut copy = || copy_dst.copy_from_slice(&copy_src);
+            let (times, ratios) = if encoding {
+                interleaved(
+                    rounds,
+                    reps,
+                    &mut [
+                        &mut || pack.run(&floats, &mut packed).unwrap(),
+                        &mut || encode.run(&floats, &mut codes).unwrap(),
+                        &mut || plain_pack(&floats, &mut packed_loop),
+                        &mut copy,
+                    ],
+                )
+            } else {
+                interleaved(
+                    rounds,
+                    reps,
+                    &mut [
+                        &mut || unpack.run(&src, &mut back).unwrap(),
+                        &mut || decode.run(&src_codes, &mut back_unpacked).unwrap(),
+                        &mut || plain_unpack(&src, &mut back_loop),
+                        &mut copy,
+                    ],
+                )
+            };
+            let [kernel, unpacked, rust_loop, same] = [times[0], times[1], times[2], times[3]];
             // The unpacked kernel moves more bytes (a byte per code): its GB/s is of its own
             // traffic, its ratio of time for the same elements.
             let unpacked_traffic = if encoding { n * 5 } else { 2 * m * 5 };
-            let [r_unpacked, r_loop, r_same] = ratios.map(|mut v| median(&mut v));
+            let [r_unpacked, r_loop, r_same] = [ratios[0], ratios[1], ratios[2]];
             out += &format!(
                 "| `{name}` | {size} | {:.2} | {:.2} | {:.2} | {:.2} | {r_unpacked:.2} | {r_loop:.2} | {r_same:.2} |\n",
                 traffic as f64 / kernel,
