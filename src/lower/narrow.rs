@@ -509,8 +509,8 @@ fn table(b: &mut FunctionBuilder, fmt: &Narrow, first: u32, high: bool) -> Value
 /// floats by table, for the vector recipe `narrow.table_native`:
 /// four F32X4, element order kept. Every FP4 and FP6 value is a bfloat16
 /// ([`magnitude_bfloat16`]), so a code's float is its bfloat16 bits in the upper half of a
-/// 32-bit lane. 16-entry byte lookups (`swizzle`: `pshufb` with SSSE3, which the table's guard
-/// requires) give each code's upper and lower bfloat16 byte: FP4's code indexes one table per
+/// 32-bit lane. 16-entry byte lookups (`swizzle`: `pshufb` with SSSE3, which the x86-64
+/// table's guard requires; `tbl` on aarch64) give each code's upper and lower bfloat16 byte: FP4's code indexes one table per
 /// byte (its sign bit, bit 3, in the table's upper half); FP6's 5-bit magnitude indexes two
 /// (codes 0-15 and 16-31: an index of 16 or more gives 0, so the two lookups are or-ed), and
 /// its sign (bit 5) goes into the upper byte's bit 7. An interleave joins the bytes into 16-bit
