@@ -332,17 +332,15 @@ fn narrow_functions() -> Vec<(String, Intrinsic)> {
                 FloatResult::Rounded,
             );
         }
-        {
-            push(
-                format!("__nv_cvt_fp4{x2}_to_{half}(x,__NV_E2M1)"),
-                ScalarType::Fp4E2M1,
-                ScalarType::Half,
-                width,
-                false,
-                None,
-                FloatResult::Rounded,
-            );
-        }
+        push(
+            format!("__nv_cvt_fp4{x2}_to_{half}(x,__NV_E2M1)"),
+            ScalarType::Fp4E2M1,
+            ScalarType::Half,
+            width,
+            false,
+            None,
+            FloatResult::Rounded,
+        );
     }
     out
 }
