@@ -4,6 +4,7 @@
 //! lane moves (one byte shuffle each) and FP4's packing (masks, and a narrowing or a
 //! widening) are new.
 
+use super::mx_block::NibbleMasks;
 use super::values::{bitcast_le, element_type, vector_parts, zero_scalar};
 use super::{emit_element, lanes, LowerError, Lowering};
 use crate::chain::{Chain, LaneMove, Step};
@@ -136,35 +137,22 @@ fn reinterpret_components(
 }
 
 /// `pack_fp4` on the one 128-bit part its codes fit in (a code per byte lane, at most 16):
-/// each 16-bit lane's pair becomes `(x & 0x0f) | ((x >> 4) & 0xf0)`, below 256, so an unsigned
-/// saturating narrowing (`packuswb`, SSE2) gathers those bytes into the low lanes exactly,
-/// zeros after them.
+/// each 16-bit lane's pair as one byte (the MX blocks' [`NibbleMasks::pair_bytes`]), and an
+/// unsigned saturating narrowing with zeros (`packuswb`, SSE2) gathers those bytes into the
+/// low lanes exactly, zeros after them.
 fn pack_fp4_part(b: &mut FunctionBuilder, part: Value) -> Value {
-    let pairs = bitcast_le(b, types::I16X8, part);
-    let low_mask = lanes::splat_bits(b, types::I16X8, 0x000f);
-    let high_mask = lanes::splat_bits(b, types::I16X8, 0x00f0);
-    let low = b.ins().band(pairs, low_mask);
-    let high = b.ins().ushr_imm_u(pairs, 4);
-    let high = b.ins().band(high, high_mask);
-    let bytes = b.ins().bor(low, high);
+    let bytes = NibbleMasks::new(b).pair_bytes(b, part);
     let zero = lanes::splat_bits(b, types::I16X8, 0);
     b.ins().unarrow(bytes, zero)
 }
 
 /// `unpack_fp4` on the one 128-bit part its bytes fit in (at most 8, in the low lanes): a
 /// zero-extending widening (`punpcklbw` with zeros, SSE2) puts byte i in 16-bit lane i, and
-/// `(x & 0x0f) | ((x << 4) & 0x0f00)` its high nibble in the lane's high byte: code 2i and
-/// 2i + 1 in byte lanes 2i and 2i + 1.
+/// [`NibbleMasks::spread_byte`] its two codes into byte lanes 2i and 2i + 1.
 fn unpack_fp4_part(b: &mut FunctionBuilder, part: Value) -> Value {
     let part = bitcast_le(b, types::I8X16, part);
     let spread = b.ins().uwiden_low(part);
-    let low_mask = lanes::splat_bits(b, types::I16X8, 0x000f);
-    let high_mask = lanes::splat_bits(b, types::I16X8, 0x0f00);
-    let low = b.ins().band(spread, low_mask);
-    let high = b.ins().ishl_imm_u(spread, 4);
-    let high = b.ins().band(high, high_mask);
-    let codes = b.ins().bor(low, high);
-    bitcast_le(b, types::I8X16, codes)
+    NibbleMasks::new(b).spread_byte(b, spread)
 }
 
 /// `m` on the one 128-bit part its operand fits in: one shuffle of the part's bytes with a

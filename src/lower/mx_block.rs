@@ -252,15 +252,8 @@ impl Lowering {
         codes: [Value; 2],
     ) -> Result<Value, LowerError> {
         check_parts(b, &codes, types::I8X16, 2, "the codes")?;
-        let low_mask = splat16(b, 0x000f);
-        let high_mask = splat16(b, 0x00f0);
-        let [a, c] = codes.map(|v| {
-            let w = super::values::bitcast_le(b, types::I16X8, v);
-            let low = b.ins().band(w, low_mask);
-            let high = b.ins().ushr_imm_u(w, 4);
-            let high = b.ins().band(high, high_mask);
-            b.ins().bor(low, high)
-        });
+        let masks = NibbleMasks::new(b);
+        let [a, c] = codes.map(|v| masks.pair_bytes(b, v));
         Ok(b.ins().unarrow(a, c))
     }
 
@@ -272,16 +265,46 @@ impl Lowering {
         packed: Value,
     ) -> Result<[Value; 2], LowerError> {
         check_parts(b, &[packed], types::I8X16, 1, "the packed codes")?;
-        let low_mask = splat16(b, 0x000f);
-        let high_mask = splat16(b, 0x00f0);
+        let masks = NibbleMasks::new(b);
         let halves = [b.ins().uwiden_low(packed), b.ins().uwiden_high(packed)];
-        Ok(halves.map(|w| {
-            let low = b.ins().band(w, low_mask);
-            let high = b.ins().band(w, high_mask);
-            let high = b.ins().ishl_imm_u(high, 4);
-            let pair = b.ins().bor(low, high);
-            super::values::bitcast_le(b, types::I8X16, pair)
-        }))
+        Ok(halves.map(|w| masks.spread_byte(b, w)))
+    }
+}
+
+/// The masks FP4's packing works with, on 16-bit lanes: `0x000f` and `0x00f0`. Shared by
+/// [`Lowering::pack_fp4`] and [`Lowering::unpack_fp4`] (a block's 32 codes) and the chain step
+/// `pack_fp4`/`unpack_fp4` (`super::chain`: one part of at most 16).
+pub(super) struct NibbleMasks {
+    low: Value,
+    high: Value,
+}
+
+impl NibbleMasks {
+    pub(super) fn new(b: &mut FunctionBuilder) -> NibbleMasks {
+        NibbleMasks {
+            low: splat16(b, 0x000f),
+            high: splat16(b, 0x00f0),
+        }
+    }
+
+    /// The two codes in each 16-bit lane of `v` (a code per byte) as one byte in the lane's low
+    /// half, `(x & 0x0f) | ((x >> 4) & 0xf0)`: below 256, so an unsigned narrowing packs it.
+    pub(super) fn pair_bytes(&self, b: &mut FunctionBuilder, v: Value) -> Value {
+        let w = super::values::bitcast_le(b, types::I16X8, v);
+        let low = b.ins().band(w, self.low);
+        let high = b.ins().ushr_imm_u(w, 4);
+        let high = b.ins().band(high, self.high);
+        b.ins().bor(low, high)
+    }
+
+    /// The way back, on 16-bit lanes holding one packed byte each (zero-extended): its low
+    /// nibble in the lane's low byte, its high nibble in the high byte, as an I8X16 of codes.
+    pub(super) fn spread_byte(&self, b: &mut FunctionBuilder, w: Value) -> Value {
+        let low = b.ins().band(w, self.low);
+        let high = b.ins().band(w, self.high);
+        let high = b.ins().ishl_imm_u(high, 4);
+        let pair = b.ins().bor(low, high);
+        super::values::bitcast_le(b, types::I8X16, pair)
     }
 }
 
