@@ -29,7 +29,9 @@
 //!   rtn: 0x1fff on their sign) so that a carry moves into the exponent, up to infinity.
 
 use super::lanes::{splat_bits, VectorRounding};
-use super::small_float::{self, round_to_fields_x4, split_sign_x4, Fields, Split, Unpack};
+use super::small_float::{
+    self, round_to_fields_x4, split_sign_x4, Fields, Split, Subnormals, Unpack,
+};
 use super::values::{bitcast_le, int_const};
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -609,17 +611,18 @@ pub(crate) fn from_f32x4(
 ) -> Value {
     let fmt = Narrow::of(t).expect("FP4, FP6 or an FNUZ format: E8M0 and tf32 go per element");
     let i = types::I32X4;
+    let split = split_sign_x4(b, x, rounding);
     let Split {
         a,
         sign,
         zero,
         away,
-    } = split_sign_x4(b, x, rounding);
+    } = split;
     let fields = Fields {
         fraction: fmt.fraction,
         bias: fmt.bias,
     };
-    let h = round_to_fields_x4(b, fields, a, zero, away, rounding, kind);
+    let h = round_to_fields_x4(b, fields, &split, rounding, kind, Subnormals::Added);
 
     // Past the largest code, and infinities: the largest value, or the FNUZ NaN where
     // IEEE-754 gives an infinity without `_sat` (as in `from_f32_bits`).

@@ -649,6 +649,7 @@ pub fn bytes_to_upper_halves(b: &mut FunctionBuilder, unpack: Unpack, v: Value) 
 }
 
 /// Four floats' bits split for rounding by [`round_to_fields_x4`]: [`split_sign_x4`]'s result.
+#[derive(Clone, Copy)]
 pub(crate) struct Split {
     /// The magnitudes' bits (I32X4).
     pub(crate) a: Value,
@@ -684,6 +685,18 @@ pub(crate) fn split_sign_x4(b: &mut FunctionBuilder, x: Value, rounding: Roundin
     }
 }
 
+/// How [`round_to_fields_x4`] rounds the results below the format's smallest normal.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Subnormals {
+    /// |x| scaled so that the smallest subnormal is 1, rounded to an integer by the mode
+    /// (`nearest`, `ceil`, `floor` or the magic constant) and converted: every mode.
+    Scaled,
+    /// Under round to nearest even, |x| plus a power of two whose unit in the last place is the
+    /// smallest subnormal: the float add rounds, two instructions where the scaled form takes
+    /// nine on x86-64 (the conversion's NaN fix-ups included). Other modes as `Scaled`.
+    Added,
+}
+
 /// A small float's or a narrow format's fields: fraction bits and exponent bias.
 #[derive(Clone, Copy)]
 pub(crate) struct Fields {
@@ -693,24 +706,24 @@ pub(crate) struct Fields {
     pub(crate) bias: u32,
 }
 
-/// The magnitudes `a` (an I32X4 of float bits, sign cleared) rounded by `rounding` into a
+/// The magnitudes `split.a` (an I32X4 of float bits, sign cleared) rounded by `rounding` into a
 /// format of `fields`: each lane's code (exponent and fraction fields) before any overflow,
 /// infinity or NaN rule, up to one past the largest code. Normal results by a rebias, a
 /// rounding add and a shift; subnormal ones by scaling |x| so that the smallest subnormal is 1
 /// and rounding to an integer by the mode (`kind`: the native instruction or the magic
-/// constant), which reaches the smallest normal's code when it rounds up to it. `away` are the
-/// lanes the mode rounds away from zero (rtp's positive ones, rtn's negative ones); `zero` a
-/// zero I32X4. The one rounding core of [`from_f32x4`] and of the narrow formats' vector
+/// constant; or, by `subnormals`, by an add), which reaches the smallest normal's code when it
+/// rounds up to it. `split.away` are the lanes the mode rounds away from zero (rtp's positive
+/// ones, rtn's negative ones). The one rounding core of [`from_f32x4`] and of the narrow formats' vector
 /// encode (`super::narrow`).
 pub(crate) fn round_to_fields_x4(
     b: &mut FunctionBuilder,
     fields: Fields,
-    a: Value,
-    zero: Value,
-    away: Option<Value>,
+    split: &Split,
     rounding: Rounding,
     kind: VectorRounding,
+    subnormals: Subnormals,
 ) -> Value {
+    let &Split { a, zero, away, .. } = split;
     let i = types::I32X4;
     let shift = 23 - fields.fraction;
     let rebias_field = 127 - fields.bias;
@@ -738,6 +751,25 @@ pub(crate) fn round_to_fields_x4(
     let rounded = b.ins().iadd(biased, add);
     let normal = ushr(b, rounded, shift);
 
+    let min_normal = u64::from(rebias_field + 1) << 23;
+    if subnormals == Subnormals::Added && rounding == Rounding::Rte {
+        // Subnormal results: |x| + 2^(23 - (bias - 1 + fraction)), whose unit in the last
+        // place is the smallest subnormal, so the add (nearest even: Cranelift's `fadd`) rounds
+        // |x| to a multiple of it, and the sum's bits above 2^k's are the code (at most
+        // 2^fraction, the smallest normal's code when |x| rounds up to it, so the sum stays in
+        // 2^k's binade). The lanes it is wrong for (|x| normal, infinite or NaN) are not taken.
+        let abs = bitcast_le(b, types::F32X4, a);
+        let magic = u64::from(127 + 23 - (fields.bias - 1 + fields.fraction)) << 23;
+        let magic_float = splat_bits(b, types::F32X4, magic);
+        let sum = b.ins().fadd(abs, magic_float);
+        let sum = bitcast_le(b, i, sum);
+        let magic_int = splat_bits(b, i, magic);
+        let sub = b.ins().isub(sum, magic_int);
+        // `a > min_normal - 1`: one `pcmpgtd`, where `>=` takes two or three.
+        let below = splat_bits(b, i, min_normal - 1);
+        let is_normal = b.ins().icmp(IntCC::SignedGreaterThan, a, below);
+        return b.ins().bitselect(is_normal, normal, sub);
+    }
     let h = {
         // Subnormal results: |x| * 2^(bias - 1 + fraction) is exact and its integer part is the
         // result's bits.
@@ -759,7 +791,7 @@ pub(crate) fn round_to_fields_x4(
             }
         };
         let sub = b.ins().fcvt_to_sint_sat(i, q);
-        let min_normal = splat_bits(b, i, u64::from(rebias_field + 1) << 23);
+        let min_normal = splat_bits(b, i, min_normal);
         let is_normal = b.ins().icmp(IntCC::SignedGreaterThanOrEqual, a, min_normal);
         b.ins().bitselect(is_normal, normal, sub)
     };
@@ -786,17 +818,20 @@ pub fn from_f32x4(
         return f32x4_to_bfloat(b, x, rounding, saturate);
     }
     let i = types::I32X4;
+    let split = split_sign_x4(b, x, rounding);
     let Split {
         a,
         sign,
-        zero,
         away: up_lanes,
-    } = split_sign_x4(b, x, rounding);
+        ..
+    } = split;
     let fields = Fields {
         fraction: fmt.fraction,
         bias: fmt.bias,
     };
-    let h = round_to_fields_x4(b, fields, a, zero, up_lanes, rounding, kind);
+    // The scaled subnormals: the 8-bit floats' kernels keep the machine code their exhaustive
+    // sweeps proved (`Subnormals::Added` would be exact here too).
+    let h = round_to_fields_x4(b, fields, &split, rounding, kind, Subnormals::Scaled);
 
     // Beyond the largest finite value, infinities, NaNs.
     let max = splat_bits(b, i, u64::from(fmt.max_finite()));
