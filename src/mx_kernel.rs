@@ -109,7 +109,8 @@ fn at(b: &mut FunctionBuilder, base: Value, index: Value, scale: usize, offset: 
     b.ins().iadd_imm_u(addr, offset as i64)
 }
 
-/// One NVFP4 block, `i`, value by value ([`Lowering::quantize_nvfp4_block`]), under the
+/// One NVFP4 block, `i`, on vectors ([`Lowering::quantize_nvfp4_block`]) or value by value
+/// (`quantize_nvfp4_block_lanes` without 128-bit vectors; `dequantize_nvfp4_block`), under the
 /// tensor scale `t` (an F32).
 fn nvfp4_block_body(
     b: &mut FunctionBuilder,
@@ -123,6 +124,23 @@ fn nvfp4_block_body(
     let bytes = value.bytes();
     let n = NVFP4_BLOCK;
     match *request {
+        MxRequest::QuantizeNvfp4 { packed, .. } if lowering.mx_vectors() => {
+            let floats = load_floats_x4(b, lowering, value, p[0], i, n)?;
+            let (codes, scale) = lowering.quantize_nvfp4_block(b, &floats, t)?;
+            if packed {
+                // The 16 codes' 8 bytes: the low half of a packing of them twice.
+                let bytes = lowering.pack_fp4(b, [codes, codes])?;
+                let words = crate::lower::bitcast_le(b, types::I64X2, bytes);
+                let low = b.ins().extractlane(words, 0);
+                let addr = at(b, p[2], i, n / 2, 0);
+                b.ins().store(mem_flags(), low, addr, 0);
+            } else {
+                let addr = at(b, p[2], i, n, 0);
+                b.ins().store(mem_flags(), codes, addr, 0);
+            }
+            let addr = b.ins().iadd(p[3], i);
+            b.ins().store(mem_flags(), scale, addr, 0);
+        }
         MxRequest::QuantizeNvfp4 { packed, .. } => {
             let widen = ElementConversion::new(value, ScalarType::Float);
             let mut floats = Vec::with_capacity(n);
@@ -136,7 +154,7 @@ fn nvfp4_block_body(
                 };
                 floats.push(v);
             }
-            let (codes, scale) = lowering.quantize_nvfp4_block(b, &floats, t)?;
+            let (codes, scale) = lowering.quantize_nvfp4_block_lanes(b, &floats, t)?;
             store_codes(b, &codes, packed, p[2], i);
             let addr = b.ins().iadd(p[3], i);
             b.ins().store(mem_flags(), scale, addr, 0);
@@ -258,6 +276,39 @@ fn block_body_lanes(
     Ok(())
 }
 
+/// The `n` values of block `i` at `base` (float, half or bfloat) as `n / 4` F32X4 values:
+/// half and bfloat eight to a vector, widened exactly.
+fn load_floats_x4(
+    b: &mut FunctionBuilder,
+    lowering: &Lowering,
+    value: ScalarType,
+    base: Value,
+    i: Value,
+    n: usize,
+) -> Result<Vec<Value>, crate::lower::LowerError> {
+    if value == ScalarType::Float {
+        return Ok((0..n / 4)
+            .map(|j| {
+                let addr = at(b, base, i, n * 4, 16 * j);
+                b.ins().load(types::F32X4, mem_flags(), addr, 0)
+            })
+            .collect());
+    }
+    let bytes = value.bytes();
+    let widen = ElementConversion::new(value, ScalarType::Float);
+    let mut out = Vec::new();
+    for j in 0..n / 16 {
+        let parts: Vec<Value> = (0..2)
+            .map(|h| {
+                let addr = at(b, base, i, n * bytes, 32 * j + 16 * h);
+                b.ins().load(types::I16X8, mem_flags(), addr, 0)
+            })
+            .collect();
+        out.extend(lowering.convert(b, widen, &parts)?);
+    }
+    Ok(out)
+}
+
 /// One block, `i`, of the request.
 fn block_body(
     b: &mut FunctionBuilder,
@@ -270,28 +321,7 @@ fn block_body(
     let bytes = value.bytes();
     match *request {
         MxRequest::Quantize { elem, rule, .. } => {
-            let floats: Vec<Value> = if value == ScalarType::Float {
-                (0..MX_BLOCK / 4)
-                    .map(|j| {
-                        let addr = at(b, p[0], i, MX_BLOCK * 4, 16 * j);
-                        b.ins().load(types::F32X4, mem_flags(), addr, 0)
-                    })
-                    .collect()
-            } else {
-                // Half or bfloat: eight to a vector, widened exactly.
-                let widen = ElementConversion::new(value, ScalarType::Float);
-                let mut out = Vec::new();
-                for j in 0..MX_BLOCK / 16 {
-                    let parts: Vec<Value> = (0..2)
-                        .map(|h| {
-                            let addr = at(b, p[0], i, MX_BLOCK * bytes, 32 * j + 16 * h);
-                            b.ins().load(types::I16X8, mem_flags(), addr, 0)
-                        })
-                        .collect();
-                    out.extend(lowering.convert(b, widen, &parts)?);
-                }
-                out
-            };
+            let floats = load_floats_x4(b, lowering, value, p[0], i, MX_BLOCK)?;
             let q = lowering.quantize_mx_block(b, elem, rule, &floats)?;
             if request.packed() {
                 let packed = lowering.pack_fp4(b, q.elements)?;

@@ -90,27 +90,7 @@ impl Lowering {
         self.check_mx_vectors()?;
         let (max, emax) = mx_element(elem)?;
         check_parts(b, values, types::F32X4, PARTS, "the values")?;
-        // The largest magnitude's bits, by integer maximum (magnitudes' bits order as they do).
-        let magnitude = b.ins().iconst(types::I32, 0x7fff_ffff);
-        let magnitude = b.ins().splat(types::I32X4, magnitude);
-        let bits: Vec<Value> = values
-            .iter()
-            .map(|&v| {
-                let v = super::values::bitcast_le(b, types::I32X4, v);
-                b.ins().band(v, magnitude)
-            })
-            .collect();
-        let mut level = bits;
-        while level.len() > 1 {
-            level = level
-                .chunks(2)
-                .map(|pair| b.ins().smax(pair[0], pair[1]))
-                .collect();
-        }
-        let lanes: Vec<Value> = (0..4).map(|i| b.ins().extractlane(level[0], i)).collect();
-        let low = b.ins().smax(lanes[0], lanes[1]);
-        let high = b.ins().smax(lanes[2], lanes[3]);
-        let amax = b.ins().smax(low, high);
+        let (_, amax) = magnitude_bits_max_x4(b, values);
 
         let (code, nonfinite) = scale_code(b, amax, rule, max, emax);
         // 2^-k = 2^(127 - code), a normal float for every finite block's code.
@@ -441,7 +421,7 @@ impl Lowering {
 
     /// MX blocks are computed on 128-bit vectors: an error for a target without them (riscv64
     /// without the V extension, whose tables convert lane by lane in scalar registers).
-    fn check_mx_vectors(&self) -> Result<(), LowerError> {
+    pub(super) fn check_mx_vectors(&self) -> Result<(), LowerError> {
         match &self.target {
             Some(t)
                 if t.features.arch() == crate::table::Arch::Riscv64 && !t.features.has("has_v") =>
@@ -540,6 +520,35 @@ pub(super) fn magnitude_bits_max(b: &mut FunctionBuilder, values: &[Value]) -> V
         });
     }
     amax.expect("a block has values")
+}
+
+/// [`magnitude_bits_max`] of F32X4 `values` (a power of two of them): each part's magnitudes'
+/// bits (I32X4), and their largest as an I32, by integer maximum (magnitudes' bits order as
+/// they do).
+pub(super) fn magnitude_bits_max_x4(
+    b: &mut FunctionBuilder,
+    values: &[Value],
+) -> (Vec<Value>, Value) {
+    let magnitude = b.ins().iconst(types::I32, 0x7fff_ffff);
+    let magnitude = b.ins().splat(types::I32X4, magnitude);
+    let bits: Vec<Value> = values
+        .iter()
+        .map(|&v| {
+            let v = super::values::bitcast_le(b, types::I32X4, v);
+            b.ins().band(v, magnitude)
+        })
+        .collect();
+    let mut level = bits.clone();
+    while level.len() > 1 {
+        level = level
+            .chunks(2)
+            .map(|pair| b.ins().smax(pair[0], pair[1]))
+            .collect();
+    }
+    let lanes: Vec<Value> = (0..4).map(|i| b.ins().extractlane(level[0], i)).collect();
+    let low = b.ins().smax(lanes[0], lanes[1]);
+    let high = b.ins().smax(lanes[2], lanes[3]);
+    (bits, b.ins().smax(low, high))
 }
 
 pub(super) fn check_parts(

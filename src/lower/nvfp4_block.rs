@@ -17,16 +17,99 @@
 //! with at most 3 bits: the same argument with 2^-31. No quotient over- or underflows double
 //! (t is at least 2^-149 and at most 2^128, amax and x at most 2^128, s from 2^-9 to 448).
 //!
+//! The vector form ([`Lowering::quantize_nvfp4_block`]) finds the elements without dividing.
+//! With u = s t (exact in double), the element of x is the number of E2M1 midpoints m (0.25,
+//! 0.75, ..., 5) that |x| / u passes, a tie passing when the code above is the even one
+//! (nearest even; past 5 every quotient saturates at 6's code, 7). |x| / u > m is |x| > m u,
+//! and m u (3 + 28 bits) is exact in double. For a float x and a real T, x > T exactly when
+//! x > RD(T), T rounded down to float (no float lies strictly between RD(T) and T, nor between
+//! T and RU(T)), and x >= T exactly when x >= RU(T), rounded up; on magnitudes, float order is
+//! the integer order of their bits. So each midpoint becomes one I32 threshold per block (the
+//! bits of RD(m u), or those of RU(m u) minus one, from m u rounded to nearest), and each
+//! value four at a time takes seven `icmp`s: as many instructions as the element conversion
+//! from float, where the value-by-value form divides in double. A zero scale (u taken as
+//! infinity) puts every threshold past every finite magnitude: zero elements, signs kept.
+//!
 //! The way back multiplies element x scale x tensor scale in double, 2 + 4 + 24 significant
 //! bits: exact, so the one rounding is the caller's into its value type.
 
-use super::mx_block::{check_parts, magnitude_bits_max, single};
+use super::mx_block::{check_parts, magnitude_bits_max, magnitude_bits_max_x4, single};
 use super::{ElementConversion, LowerError, Lowering};
 use crate::mx::NVFP4_BLOCK;
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
+
+/// E2M1's midpoints between neighbouring magnitudes, in order, and whether a quotient on one
+/// rounds up: to the even code above it (0.75 between 0.5 and 1.0), not down to the even
+/// one below (0.25 between 0 and 0.5).
+const MIDPOINTS: [(f64, bool); 7] = [
+    (0.25, false),
+    (0.75, true),
+    (1.25, false),
+    (1.75, true),
+    (2.5, false),
+    (3.5, true),
+    (5.0, false),
+];
+
+/// The F64 `quotient` (positive or zero; in a block that is no NaN block, finite and below
+/// 2^275) rounded to nearest even into E4M3, saturating at 448: its code as an I8 and its
+/// value as an F64. In integers on the double's bits, as MX's scale is
+/// (`super::mx_block`), where the general `convert_fp8e4m3_sat_rte(double)` also handles
+/// signs, infinities and NaN (five times the instructions, on the block's critical path):
+/// from 2^-6 (E4M3's smallest normal) by an add at the 49th bit (E4M3 keeps 3 of double's 52
+/// fraction bits) and a rebias from double's exponent bias to E4M3's (1023 - 7); below it,
+/// multiples of 2^-9, by adding 2^43, whose ulp is 2^-9 (the add rounds, nearest even, and
+/// the sum's low bits are the code, at most 8: the smallest normal's). The value of a normal
+/// code is its bits moved back and rebiased; of a subnormal one, the sum less 2^43.
+fn e4m3_scale(b: &mut FunctionBuilder, quotient: Value) -> (Value, Value) {
+    const SMALLEST_NORMAL: u64 = 0x3f90_0000_0000_0000; // 2^-6
+    const MAGIC: u64 = 0x42a0_0000_0000_0000; // 2^43
+    const REBIAS: i64 = (1023 - 7) << 3; // on the code's exponent-and-fraction field
+    let bits = super::values::bitcast_le(b, types::I64, quotient);
+    let kept = b.ins().ushr_imm_u(bits, 49);
+    let odd = b.ins().band_imm_u(kept, 1);
+    let rounded = b.ins().iadd(bits, odd);
+    let rounded = b.ins().iadd_imm_s(rounded, (1 << 48) - 1);
+    let field = b.ins().ushr_imm_u(rounded, 49);
+    let normal = b.ins().iadd_imm_s(field, -REBIAS);
+    let magic = b.ins().f64const(f64::from_bits(MAGIC));
+    let sum = b.ins().fadd(quotient, magic);
+    let sum_bits = super::values::bitcast_le(b, types::I64, sum);
+    let subnormal = b.ins().iadd_imm_s(sum_bits, -(MAGIC as i64));
+    let is_normal = b.ins().icmp_imm_u(
+        IntCC::UnsignedGreaterThanOrEqual,
+        bits,
+        SMALLEST_NORMAL as i64,
+    );
+    let code = b.ins().select(is_normal, normal, subnormal);
+    let largest = b.ins().iconst(types::I64, 0x7e);
+    let code = b.ins().smin(code, largest);
+    // The value: a normal code's bits back in place; a subnormal's, 2^43 + code x 2^-9 less 2^43.
+    let normal_bits = b.ins().ishl_imm_u(code, 49);
+    let normal_bits = b.ins().iadd_imm_s(normal_bits, (1023 - 7) << 52);
+    let sub_bits = b.ins().iadd_imm_s(code, MAGIC as i64);
+    let sub_sum = super::values::bitcast_le(b, types::F64, sub_bits);
+    let sub_value = b.ins().fsub(sub_sum, magic);
+    let sub_value = super::values::bitcast_le(b, types::I64, sub_value);
+    let is_normal = b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, code, 8);
+    let value = b.ins().select(is_normal, normal_bits, sub_value);
+    let value = super::values::bitcast_le(b, types::F64, value);
+    (b.ins().ireduce(types::I8, code), value)
+}
+
+/// A block's scale, [`Lowering::nvfp4_scale`]'s result.
+struct BlockScale {
+    /// The E4M3 scale code (I8): 0x7f for a NaN block.
+    code: Value,
+    /// The block is finite and the tensor scale positive and finite (I8 boolean).
+    ok: Value,
+    /// The F64 unit of the elements: scale x tensor scale, infinity for a zero scale, NaN for
+    /// a NaN block.
+    unit: Value,
+}
 
 impl Lowering {
     /// Quantises one NVFP4 block, value by value in scalar registers: `values` the block's 16
@@ -55,7 +138,7 @@ impl Lowering {
     /// let p = b.block_params(block).to_vec();
     ///
     /// let lowering = Lowering::for_isa(&*isa)?;
-    /// let (mut codes, scale) = lowering.quantize_nvfp4_block(&mut b, &p[..16], p[16])?;
+    /// let (mut codes, scale) = lowering.quantize_nvfp4_block_lanes(&mut b, &p[..16], p[16])?;
     /// codes.push(scale);
     /// b.ins().return_(&codes);
     /// b.seal_all_blocks();
@@ -63,7 +146,7 @@ impl Lowering {
     /// verify_function(&func, isa.flags())?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn quantize_nvfp4_block(
+    pub fn quantize_nvfp4_block_lanes(
         &self,
         b: &mut FunctionBuilder,
         values: &[Value],
@@ -73,6 +156,30 @@ impl Lowering {
         check_parts(b, &[tensor_scale], types::F32, 1, "the tensor scale")?;
         // The largest magnitude as bits: at least 0x7f800000 for an infinity or a NaN.
         let amax = magnitude_bits_max(b, values);
+        let BlockScale { code, unit, .. } = self.nvfp4_scale(b, amax, tensor_scale)?;
+        let to_element = ElementConversion::new(ScalarType::Double, ScalarType::Fp4E2M1)
+            .saturating()
+            .rounding(Rounding::Rte);
+        let mut codes = Vec::with_capacity(NVFP4_BLOCK);
+        for &v in values {
+            let x = b.ins().fpromote(types::F64, v);
+            let y = b.ins().fdiv(x, unit);
+            codes.push(single(self.convert(b, to_element, &[y])?, "an element")?);
+        }
+        Ok((codes, code))
+    }
+
+    /// The scale of a block whose largest magnitude's bits are `amax` (an I32), under the F32
+    /// `tensor_scale`: its E4M3 code (0x7f for a NaN block), whether the block is finite under
+    /// a positive finite tensor scale (`ok`), and the F64 unit an element's quotient divides
+    /// by (the scale's value times the tensor scale; infinity for a zero scale, NaN for a NaN
+    /// block: every quotient zero, or NaN, which E2M1 takes to +6).
+    fn nvfp4_scale(
+        &self,
+        b: &mut FunctionBuilder,
+        amax: Value,
+        tensor_scale: Value,
+    ) -> Result<BlockScale, LowerError> {
         let finite = b
             .ins()
             .icmp_imm_u(IntCC::UnsignedLessThan, amax, 0x7f80_0000);
@@ -90,12 +197,7 @@ impl Lowering {
         let six = b.ins().f64const(6.0);
         let six_t = b.ins().fmul(t, six);
         let quotient = b.ins().fdiv(amax, six_t);
-        let to_scale = ElementConversion::new(ScalarType::Double, ScalarType::Fp8E4M3)
-            .saturating()
-            .rounding(Rounding::Rte);
-        let scale = single(self.convert(b, to_scale, &[quotient])?, "the scale")?;
-        let from_scale = ElementConversion::new(ScalarType::Fp8E4M3, ScalarType::Double);
-        let s = single(self.convert(b, from_scale, &[scale])?, "the scale's value")?;
+        let (scale, s) = e4m3_scale(b, quotient);
         let unit = b.ins().fmul(s, t);
         // A zero scale: every element the zero of its value's sign (x / inf).
         let zero_scale = b.ins().icmp_imm_u(IntCC::Equal, scale, 0);
@@ -104,18 +206,113 @@ impl Lowering {
         // A NaN block: every quotient NaN, which E2M1 takes to +6 whatever its sign.
         let nan = b.ins().f64const(f64::NAN);
         let unit = b.ins().select(ok, unit, nan);
-        let to_element = ElementConversion::new(ScalarType::Double, ScalarType::Fp4E2M1)
-            .saturating()
-            .rounding(Rounding::Rte);
-        let mut codes = Vec::with_capacity(NVFP4_BLOCK);
-        for &v in values {
-            let x = b.ins().fpromote(types::F64, v);
-            let y = b.ins().fdiv(x, unit);
-            codes.push(single(self.convert(b, to_element, &[y])?, "an element")?);
-        }
         let nan_scale = b.ins().iconst(types::I8, 0x7f);
-        let scale = b.ins().select(ok, scale, nan_scale);
-        Ok((codes, scale))
+        let code = b.ins().select(ok, scale, nan_scale);
+        Ok(BlockScale { code, ok, unit })
+    }
+
+    /// Quantises one NVFP4 block on 128-bit vectors: `values` the block's 16 floats as four
+    /// F32X4 values (in order; convert half or bfloat values to float first with
+    /// [`Lowering::convert`], which is exact), `tensor_scale` the tensor's F32 decode scale.
+    /// Gives the 16 E2M1 codes as one I8X16 (sign at bit 3) and the I8 E4M3 scale code: what
+    /// [`Lowering::quantize_nvfp4_block_lanes`] and `clconv::reference::quantize_nvfp4_block`
+    /// give, by comparisons with per-block thresholds (the module docs). An error for a target
+    /// without 128-bit vectors (riscv64 without V: use the `_lanes` form).
+    ///
+    /// ```
+    /// use clconv::cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature};
+    /// use clconv::cranelift_codegen::{settings, verifier::verify_function};
+    /// use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+    /// use clconv::lower::Lowering;
+    ///
+    /// let isa = clconv::cranelift_native::builder()?.finish(settings::Flags::new(settings::builder()))?;
+    /// let mut sig = Signature::new(isa.default_call_conv());
+    /// sig.params.extend([AbiParam::new(types::F32X4); 4]);
+    /// sig.params.push(AbiParam::new(types::F32));
+    /// sig.returns.extend([AbiParam::new(types::I8X16), AbiParam::new(types::I8)]);
+    /// let mut func = Function::with_name_signature(Default::default(), sig);
+    /// let mut ctx = FunctionBuilderContext::new();
+    /// let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+    /// let block = b.create_block();
+    /// b.append_block_params_for_function_params(block);
+    /// b.switch_to_block(block);
+    /// let p = b.block_params(block).to_vec();
+    ///
+    /// let lowering = Lowering::for_isa(&*isa)?;
+    /// let (codes, scale) = lowering.quantize_nvfp4_block(&mut b, &p[..4], p[4])?;
+    /// b.ins().return_(&[codes, scale]);
+    /// b.seal_all_blocks();
+    /// b.finalize(isa.frontend_config());
+    /// verify_function(&func, isa.flags())?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn quantize_nvfp4_block(
+        &self,
+        b: &mut FunctionBuilder,
+        values: &[Value],
+        tensor_scale: Value,
+    ) -> Result<(Value, Value), LowerError> {
+        self.check_mx_vectors()?;
+        check_parts(b, values, types::F32X4, NVFP4_BLOCK / 4, "the values")?;
+        check_parts(b, &[tensor_scale], types::F32, 1, "the tensor scale")?;
+        let (magnitudes, amax) = magnitude_bits_max_x4(b, values);
+        let BlockScale { code, ok, unit } = self.nvfp4_scale(b, amax, tensor_scale)?;
+        // One threshold per midpoint: a magnitude's bits above it pass it.
+        let mut thresholds = Vec::with_capacity(MIDPOINTS.len());
+        for &(midpoint, tie_up) in &MIDPOINTS {
+            let m = b.ins().f64const(midpoint);
+            let exact = b.ins().fmul(unit, m);
+            // f, T to nearest float, is RD(T) or RU(T): RD(T)'s bits are f's less one when
+            // f > T; RU(T)'s less one (`>= RU(T)` is `> RU(T) - 1` on bits) are f's when
+            // f < T, f's less one when f >= T. T > 0 (or infinite: f is infinity, passed by no
+            // finite magnitude either way).
+            let nearest = b.ins().fdemote(types::F32, exact);
+            let back = b.ins().fpromote(types::F64, nearest);
+            let cc = if tie_up {
+                FloatCC::GreaterThanOrEqual
+            } else {
+                FloatCC::GreaterThan
+            };
+            let less_one = b.ins().fcmp(cc, back, exact);
+            let less_one = b.ins().uextend(types::I32, less_one);
+            let bound = super::values::bitcast_le(b, types::I32, nearest);
+            let bound = b.ins().isub(bound, less_one);
+            thresholds.push(b.ins().splat(types::I32X4, bound));
+        }
+        // The sign at the code's bit 3.
+        let sign_bit = b.ins().iconst(types::I32, 0x8000_0000u32 as i64);
+        let sign_bit = b.ins().splat(types::I32X4, sign_bit);
+        let codes: Vec<Value> = values
+            .iter()
+            .zip(&magnitudes)
+            .map(|(&v, &a)| {
+                // Each passed threshold's compare is -1: the sum is minus the code.
+                let mut sum = None;
+                for &t in &thresholds {
+                    let passed = b.ins().icmp(IntCC::SignedGreaterThan, a, t);
+                    sum = Some(match sum {
+                        None => passed,
+                        Some(s) => b.ins().iadd(s, passed),
+                    });
+                }
+                let magnitude = b.ins().ineg(sum.expect("seven thresholds"));
+                let w = super::values::bitcast_le(b, types::I32X4, v);
+                let sign = b.ins().band(w, sign_bit);
+                let sign = b.ins().ushr_imm_u(sign, 28);
+                b.ins().bor(magnitude, sign)
+            })
+            .collect();
+        let low = b.ins().snarrow(codes[0], codes[1]);
+        let high = b.ins().snarrow(codes[2], codes[3]);
+        let codes = b.ins().snarrow(low, high);
+        // A NaN block: every code 7, +6 (its thresholds, from a NaN unit, are not used).
+        let all = b.ins().iconst(types::I8, -1);
+        let none = b.ins().iconst(types::I8, 0);
+        let keep = b.ins().select(ok, all, none);
+        let keep = b.ins().splat(types::I8X16, keep);
+        let seven = b.ins().iconst(types::I8, 7);
+        let seven = b.ins().splat(types::I8X16, seven);
+        Ok((b.ins().bitselect(keep, codes, seven), code))
     }
 
     /// The way back, value by value: `codes` 16 I8 E2M1 codes (the low 4 bits read), `scale`

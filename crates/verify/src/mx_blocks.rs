@@ -8,8 +8,9 @@
 //! values that vanish under a large scale, and random bit patterns; half sources also every
 //! half pattern. A dequantisation is checked on every (element, scale) pair.
 //!
-//! NVFP4 requests run the same blocks (as blocks of 16) and blocks at every E4M3 scale's
-//! rounding thresholds with elements at E2M1's, under [`NVFP4_TENSOR_SCALES`]; their
+//! NVFP4 requests run the same blocks (as blocks of 16), blocks at every E4M3 scale's
+//! rounding thresholds with elements at E2M1's, and blocks with elements a bit either side of
+//! E2M1's thresholds under the tensor scale, under [`NVFP4_TENSOR_SCALES`]; their
 //! dequantisations every (element, scale) pair under each of those tensor scales.
 
 use clconv::jit::Jit;
@@ -155,6 +156,61 @@ pub fn nvfp4_threshold_blocks(t: f32) -> Vec<[f32; MX_BLOCK]> {
         .collect()
 }
 
+/// NVFP4's elements beside their thresholds under the tensor scale `t`, two blocks to a
+/// 32-value array: for every nonzero finite E4M3 scale s, a block whose amax is 6 s t (to
+/// nearest float, so that its scale is s) and whose other values are, for each of E2M1's
+/// midpoints m, the floats just below and just above m s t (the exact product, in double),
+/// and a block with the floats one further out; signs alternate. A value passes a midpoint or
+/// not by the last bit of these, wherever m s t is no float.
+pub fn nvfp4_rounded_threshold_blocks(t: f32) -> Vec<[f32; MX_BLOCK]> {
+    let midpoints = [0.25f64, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0];
+    let e4m3 = |c: u8| nvfp4_value(c, 0x2, 1.0); // E2M1 0x2 is 1.0: the scale's value
+    let step = |x: f32, up: bool| {
+        let b = x.to_bits();
+        f32::from_bits(if up { b + 1 } else { b.saturating_sub(1) })
+    };
+    // The floats just below and just above the double `x` (the same float if it is one).
+    let around = |x: f64| {
+        let f = x as f32;
+        match f64::from(f).partial_cmp(&x) {
+            Some(std::cmp::Ordering::Greater) => (step(f, false), f),
+            Some(std::cmp::Ordering::Less) => (f, step(f, true)),
+            _ => (f, f),
+        }
+    };
+    let mut halves: Vec<[f32; NVFP4_BLOCK]> = Vec::new();
+    for c in 1..0x7fu8 {
+        let unit = e4m3(c) * f64::from(t);
+        let amax = (6.0 * unit) as f32;
+        if !amax.is_finite() {
+            continue;
+        }
+        let mut near = [0f32; NVFP4_BLOCK];
+        let mut far = [0f32; NVFP4_BLOCK];
+        near[0] = amax;
+        far[0] = -amax;
+        for (k, &m) in midpoints.iter().enumerate() {
+            let (below, above) = around(m * unit);
+            near[1 + 2 * k] = below;
+            near[2 + 2 * k] = -above;
+            far[1 + 2 * k] = -step(below, false);
+            far[2 + 2 * k] = step(above, true);
+        }
+        near[15] = -near[1];
+        far[15] = -far[2];
+        halves.extend([near, far]);
+    }
+    halves
+        .chunks(2)
+        .map(|pair| {
+            let mut out = [0f32; MX_BLOCK];
+            out[..NVFP4_BLOCK].copy_from_slice(&pair[0]);
+            out[NVFP4_BLOCK..].copy_from_slice(pair.get(1).unwrap_or(&pair[0]));
+            out
+        })
+        .collect()
+}
+
 /// The value bytes of `blocks` in the request's value type: float as is, half and bfloat from
 /// the float (rounded by the bits, not by the reference: any values will do).
 pub fn value_bytes(t: ScalarType, blocks: &[[f32; MX_BLOCK]]) -> Vec<u8> {
@@ -284,6 +340,7 @@ pub fn check(jit: &Jit, request: &MxRequest) -> Result<usize, String> {
             let mut checked = 0;
             for t in NVFP4_TENSOR_SCALES {
                 let mut seed = nvfp4_threshold_blocks(t);
+                seed.extend(nvfp4_rounded_threshold_blocks(t));
                 seed.extend(blocks());
                 let values = value_bytes(from, &seed);
                 let n = values.len() / from.bytes();
