@@ -690,6 +690,136 @@ fn bench_e2m1(jit: &Jit, large: bool) -> String {
     out
 }
 
+/// Every narrow element format both ways, float32 in or out: in cache (256 KiB of source, one
+/// thread) against ml_dtypes' `astype` (`scripts/ml_dtypes_bench.py`; no Rust crate converts
+/// these formats, so no plain-loop column but FP4's and FP6 E2M3's above) and the loop that
+/// moves the same bytes; and, with the 64 MiB buffers, out of cache on every core (the JIT's
+/// default split, `Threads::Auto`) against the same bytes copied by as many threads, paired
+/// per round (the yardstick: at least 0.9x). Inputs: floats uniform in [-8, 8] with
+/// one in 64 a random bit pattern; every code in turn. Each kernel's output is compared with
+/// the reference first (256 KiB).
+fn bench_elements(jit: &Jit, large: bool) -> String {
+    const CONVERSIONS: [(&str, &str); 12] = [
+        ("convert_fp4e2m1x8_sat(float8)", "f32_to_e2m1"),
+        ("convert_float8(fp4e2m1x8)", "e2m1_to_f32"),
+        ("convert_fp6e2m3x8_sat(float8)", "f32_to_e2m3"),
+        ("convert_float8(fp6e2m3x8)", "e2m3_to_f32"),
+        ("convert_fp6e3m2x8_sat(float8)", "f32_to_e3m2"),
+        ("convert_float8(fp6e3m2x8)", "e3m2_to_f32"),
+        ("convert_fp8e4m3fnuzx8_sat(float8)", "f32_to_e4m3fnuz"),
+        ("convert_float8(fp8e4m3fnuzx8)", "e4m3fnuz_to_f32"),
+        ("convert_fp8e5m2fnuzx8_sat(float8)", "f32_to_e5m2fnuz"),
+        ("convert_float8(fp8e5m2fnuzx8)", "e5m2fnuz_to_f32"),
+        ("convert_fp8e8m0x8_sat(float8)", "f32_to_e8m0"),
+        ("convert_float8(fp8e8m0x8)", "e8m0_to_f32"),
+    ];
+    let mut out = String::from(
+        "| conversion | source | kernel GB/s | ml_dtypes GB/s | same-bytes GB/s | ×ml_dtypes | ×same-bytes |\n|---|---|---|---|---|---|---|\n",
+    );
+    let mut all_cores = String::new();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for (name, python) in CONVERSIONS {
+        let kernel = jit.compile(name).expect("compiles");
+        jit.finish_tier_up();
+        let request = Request::parse(name, jit.extensions()).unwrap();
+        let encode = python.starts_with("f32_to_");
+        for (seed, &(source_bytes, size)) in SIZES.iter().enumerate() {
+            let big = source_bytes >= 64 << 20;
+            if big && !large {
+                continue;
+            }
+            let mut rng = Rng(0x6e_a77e_5eed ^ seed as u64);
+            let src: Vec<u8> = if encode {
+                (0..source_bytes / 4)
+                    .flat_map(|_| {
+                        let r = rng.next();
+                        let x = if r & 63 == 0 {
+                            f32::from_bits((r >> 32) as u32)
+                        } else {
+                            ((r >> 40) as f32 / (1u64 << 24) as f32) * 16.0 - 8.0
+                        };
+                        x.to_le_bytes()
+                    })
+                    .collect()
+            } else {
+                let codes = match python {
+                    "e2m1_to_f32" => 16,
+                    "e2m3_to_f32" | "e3m2_to_f32" => 64,
+                    _ => 256,
+                };
+                (0..source_bytes).map(|i| (i % codes) as u8).collect()
+            };
+            let n = if encode { src.len() / 4 } else { src.len() };
+            let dst_bytes = if encode { n } else { n * 4 };
+            let traffic = src.len() + dst_bytes;
+            let mut dst = vec![0u8; dst_bytes];
+            kernel
+                .run_bytes(clconv::Layout::Packed, &src, &mut dst)
+                .unwrap();
+            if !big {
+                let mut want = vec![0u8; dst_bytes];
+                reference::evaluate(&request, clconv::Layout::Packed, &src, &mut want).unwrap();
+                assert!(dst == want, "{name}: kernel vs reference");
+            }
+            let copy_src = vec![0x5au8; traffic / 2];
+            let mut copy_dst = vec![0u8; traffic / 2];
+            let gbs = |ns: f64| traffic as f64 / ns;
+            if big {
+                // Every core: the kernel split across threads against the copy split as many ways.
+                jit.set_threads(Threads::Auto);
+                let (mut kt, mut ct, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+                for _ in 0..9 {
+                    let k = ns_per_run(1, &mut || {
+                        kernel
+                            .run_bytes(clconv::Layout::Packed, &src, &mut dst)
+                            .unwrap()
+                    });
+                    let c = ns_per_run(1, &mut || parallel_copy(&copy_src, &mut copy_dst, cores));
+                    kt.push(k);
+                    ct.push(c);
+                    ratio.push(c / k);
+                }
+                jit.set_threads(Threads::Exactly(1));
+                all_cores += &format!(
+                    "| `{name}` | {size} | {cores} | {:.2} | {:.2} | {:.2} |\n",
+                    gbs(median(&mut kt)),
+                    gbs(median(&mut ct)),
+                    median(&mut ratio)
+                );
+                continue;
+            }
+            let mut copy = || copy_dst.copy_from_slice(&copy_src);
+            let (times, ratios) = interleaved(
+                31,
+                20,
+                &mut [
+                    &mut || {
+                        kernel
+                            .run_bytes(clconv::Layout::Packed, &src, &mut dst)
+                            .unwrap()
+                    },
+                    &mut copy,
+                ],
+            );
+            let (ml, ml_ratio) = match ml_dtypes_gbs(python, source_bytes, 31) {
+                Ok(g) => (format!("{g:.2}"), format!("{:.1}", gbs(times[0]) / g)),
+                Err(why) => (format!("not run: {why}"), "-".into()),
+            };
+            out += &format!(
+                "| `{name}` | {size} | {:.2} | {ml} | {:.2} | {ml_ratio} | {:.2} |\n",
+                gbs(times[0]),
+                gbs(times[1]),
+                ratios[0],
+            );
+        }
+    }
+    if !all_cores.is_empty() {
+        out += "\n| conversion | source | threads | kernel GB/s | same-bytes GB/s, as many threads | ×same-bytes |\n|---|---|---|---|---|---|\n";
+        out += &all_cores;
+    }
+    out
+}
+
 /// FP6 E2M3 into float (`convert_float8(fp6e2m3x8)`, every code in turn) against ml_dtypes'
 /// `astype` (`e2m3_to_f32`), the plain Rust loop (a 64-entry table, its values from E2M3's
 /// fields here) and the loop that moves the same bytes. Output compared with the loop first.
@@ -887,12 +1017,6 @@ fn bench_e2m1_packed(jit: &Jit, large: bool) -> String {
     out
 }
 
-/// MX block quantisation of float32 (OCP's scale rule) against clconv's own float32 -> E4M3
-/// element kernel (the yardstick: at least half its speed), a plain Rust block loop,
-/// ml_dtypes' elements with numpy's block arithmetic (`scripts/ml_dtypes_bench.py`
-/// `f32_to_mxfp8e4m3`, `f32_to_mxfp4`) and the loop that moves the same bytes. Inputs: floats
-/// uniform in [-8, 8] with one in 64 blocks scaled by 2^±20. Every output is compared with the
-/// reference before timing (the 256 KiB buffers).
 /// `dst.copy_from_slice(src)` by `threads` threads, each a contiguous part.
 fn parallel_copy(src: &[u8], dst: &mut [u8], threads: usize) {
     let part = src.len().div_ceil(threads.max(1));
@@ -902,6 +1026,13 @@ fn parallel_copy(src: &[u8], dst: &mut [u8], threads: usize) {
         }
     });
 }
+
+/// MX block quantisation of float32 (OCP's scale rule) against clconv's own float32 -> E4M3
+/// element kernel (the yardstick: at least half its speed), a plain Rust block loop,
+/// ml_dtypes' elements with numpy's block arithmetic (`scripts/ml_dtypes_bench.py`
+/// `f32_to_mxfp8e4m3`, `f32_to_mxfp4`) and the loop that moves the same bytes. Inputs: floats
+/// uniform in [-8, 8] with one in 64 blocks scaled by 2^±20. Every output is compared with the
+/// reference before timing (the 256 KiB buffers).
 
 fn bench_mx(jit: &Jit, large: bool) -> String {
     use clconv::mx::MxRequest;
@@ -1182,6 +1313,7 @@ fn main() {
     println!("\n{}", bench_e2m1(&jit, large));
     println!("\n{}", bench_e2m1_packed(&jit, large));
     println!("\n{}", bench_e2m3_decode(&jit, large));
+    println!("\n{}", bench_elements(&jit, large));
     println!("\n{}", bench_mx(&jit, large));
     println!("\n{}", bench_nvfp4(&jit));
     #[cfg(target_arch = "x86_64")]

@@ -551,12 +551,13 @@ pub(crate) fn to_f32x4s_by_table(
         let magnitude = b.ins().band(v, magnitude_bits);
         let sixteen = splat_bits(b, bytes, 0x10);
         let upper_index = b.ins().bxor(magnitude, sixteen);
-        let sign_bit = splat_bits(b, bytes, 0x20);
-        let sign = b.ins().band(v, sign_bit);
-        let zero = splat_bits(b, bytes, 0);
-        let negative = b.ins().icmp(IntCC::NotEqual, sign, zero);
+        // The sign, bit 5, to bit 7: a 16-bit shift by two (x86-64 has no byte shifts; a low
+        // byte's bits 6 and 7 land in the high byte's bits 0 and 1, which the mask clears).
+        let shifted = bitcast_le(b, types::I16X8, v);
+        let shifted = b.ins().ishl_imm_u(shifted, 2);
+        let shifted = bitcast_le(b, bytes, shifted);
         let top_bit = splat_bits(b, bytes, 0x80);
-        let sign = b.ins().band(negative, top_bit);
+        let sign = b.ins().band(shifted, top_bit);
         [true, false].map(|high| {
             let first = table(b, &fmt, 0, high);
             let first = b.ins().swizzle(first, magnitude);
