@@ -1033,7 +1033,6 @@ fn parallel_copy(src: &[u8], dst: &mut [u8], threads: usize) {
 /// `f32_to_mxfp8e4m3`, `f32_to_mxfp4`) and the loop that moves the same bytes. Inputs: floats
 /// uniform in [-8, 8] with one in 64 blocks scaled by 2^±20. Every output is compared with the
 /// reference before timing (the 256 KiB buffers).
-
 fn bench_mx(jit: &Jit, large: bool) -> String {
     use clconv::mx::MxRequest;
     let mut out = String::from(
