@@ -362,13 +362,16 @@ impl fmt::Display for Rules {
     }
 }
 
-/// True for the narrow-format conversions PTX has a `.relu` on: float -> tf32, float -> FP6
-/// and FP4, FP6 and FP4 -> half.
+/// True for the narrow-format conversions PTX has a `.relu` on: float -> tf32, float, half
+/// and bfloat16 -> FP6 and FP4 (PTX 9.1 added the `.f16x2`/`.bf16x2` sources), FP6 and FP4
+/// -> half.
 pub(crate) const fn relu_on_narrow(src: ScalarType, dst: ScalarType) -> bool {
-    use ScalarType::{Float, Fp4E2M1, Fp6E2M3, Fp6E3M2, Half, Tf32};
+    use ScalarType::{BFloat, Float, Fp4E2M1, Fp6E2M3, Fp6E3M2, Half, Tf32};
     matches!(
         (src, dst),
-        (Float, Tf32 | Fp6E2M3 | Fp6E3M2 | Fp4E2M1) | (Fp6E2M3 | Fp6E3M2 | Fp4E2M1, Half)
+        (Float, Tf32)
+            | (Float | Half | BFloat, Fp6E2M3 | Fp6E3M2 | Fp4E2M1)
+            | (Fp6E2M3 | Fp6E3M2 | Fp4E2M1, Half)
     )
 }
 

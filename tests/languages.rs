@@ -452,6 +452,43 @@ mod through_the_jit {
             parse("ptx:cvt.rn.satfinite.e2m1x2.f32").to_string(),
             "pack_fp4(convert_fp4e2m1x2_sat_rte(float2))"
         );
+        // PTX 9.1's sources `.f16x2` and `.bf16x2` ("the value from the upper 16 bits of `a`
+        // is stored in the upper 4 bits of `d`"): (1.0, 5.0) is 0x2 and 0x6 (5.0 a tie to
+        // even 4.0); (-1.0, NaN) 0xa and 0x7; (8.0, 0.25) 0x7 (saturated) and 0x0 (a tie to
+        // even 0); with `.relu`, -1.0 gives +0.
+        bits(
+            "ptx:cvt.rn.satfinite.e2m1x2.f16x2",
+            halves(&[0x3c00, 0x4500, 0xbc00, 0x7e00, 0x4800, 0x3400]),
+            vec![0x62, 0x7a, 0x07],
+        );
+        bits(
+            "ptx:cvt.rn.satfinite.relu.e2m1x2.bf16x2",
+            halves(&[0x3f80, 0x40a0, 0xbf80, 0x7fc0, 0x4100, 0x3e80]),
+            vec![0x62, 0x70, 0x07],
+        );
+        // FP6 from them, a code in each byte's low six bits: E2M3's 7.5 (0x1f) for 8.0 and for
+        // NaN (positive MAX_NORM); E3M2's 28.0 (0x1f), and -1.0 (0x2c) or +0 with `.relu`.
+        bits(
+            "ptx:cvt.rn.satfinite.e2m3x2.f16x2",
+            halves(&[0x3c00, 0x4800, 0xbc00, 0x7e00]),
+            vec![0x08, 0x1f, 0x28, 0x1f],
+        );
+        bits(
+            "ptx:cvt.rn.satfinite.e3m2x2.bf16x2",
+            halves(&[0xbf80, 0x4200]),
+            vec![0x2c, 0x1f],
+        );
+        bits(
+            "ptx:cvt.rn.satfinite.relu.e3m2x2.bf16x2",
+            halves(&[0xbf80, 0x7fc0]),
+            vec![0x00, 0x1f],
+        );
+        // E4M3 from `.bf16x2`: 1.0 is 0x38, 500 saturates to 448 (0x7e), a NaN is 0x7f.
+        bits(
+            "ptx:cvt.rn.satfinite.e4m3x2.bf16x2",
+            halves(&[0x3f80, 0x43fa, 0xffc0, 0x0000]),
+            vec![0x38, 0x7e, 0x7f, 0x00],
+        );
     }
 
     /// CUDA's narrow-format functions and 16-bit float intrinsics, by what CUDA 13.0's headers
@@ -1090,10 +1127,10 @@ fn what_a_language_does_not_have_is_a_typed_error() {
         ("ptx:cvt.rn.ftz.f16x2.f32", "no modifier"),
         ("ptx:cvt.rn.e2m1x2.f32", "needs .satfinite"),
         ("ptx:cvt.rz.satfinite.e2m1x2.f32", "rounds with .rn only"),
-        (
-            "ptx:cvt.rn.satfinite.e2m1x2.f16x2",
-            "unknown type `.e2m1x2`",
-        ),
+        ("ptx:cvt.rn.satfinite.e2m1x2.f64", "unknown type `.e2m1x2`"),
+        ("ptx:cvt.rn.e2m1x2.f16x2", "needs .satfinite"),
+        ("ptx:cvt.rz.satfinite.e2m3x2.bf16x2", "rounds with .rn only"),
+        ("ptx:cvt.rn.bf16x2.e2m1x2", "not yet PTX 9.2"),
         ("ptx:cvt.rn.satfinite.f16x2.e2m1x2", "no modifier"),
         ("ptx:cvt.rna.f16.f32", ".tf32"),
         ("ptx:cvt.rn.sat.bf16.f32", "[0.0, 1.0] for .f16, .f32"),

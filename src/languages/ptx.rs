@@ -68,8 +68,10 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
                 let hint = match name {
                     "f16x2" | "bf16x2" | "e4m3x2" | "e5m2x2" | "e2m3x2" | "e3m2x2" | "e2m1x2" => {
                         ": the packed pairs clconv reads are .f16x2/.bf16x2/.e4m3x2/.e5m2x2/\
-                         .e2m3x2/.e3m2x2/.e2m1x2 from .f32 (two operands), .e4m3x2/.e5m2x2 from \
-                         .f16x2 and .f16x2 from .e4m3x2/.e5m2x2/.e2m3x2/.e3m2x2/.e2m1x2"
+                         .e2m3x2/.e3m2x2/.e2m1x2 from .f32 (two operands), .e4m3x2/.e5m2x2/\
+                         .e2m3x2/.e3m2x2/.e2m1x2 from .f16x2 and .bf16x2 (PTX 9.1) and .f16x2 \
+                         from .e4m3x2/.e5m2x2/.e2m3x2/.e3m2x2/.e2m1x2 (not yet PTX 9.2's \
+                         .bf16x2 from them)"
                     }
                     "tf32" => ": clconv reads `cvt.{rn,rz,rna}{.satfinite}.tf32.f32`",
                     _ => "",
@@ -287,7 +289,7 @@ struct Pair {
     nan: FloatResult,
 }
 
-const PAIRS: [Pair; 18] = {
+const PAIRS: [Pair; 26] = {
     use FloatResult::{CanonicalNan, Magnitude, Rounded};
     use ScalarType::{
         BFloat, Float, Fp4E2M1, Fp6E2M3, Fp6E3M2, Fp8E4M3, Fp8E5M2, Fp8E8M0, Half, Tf32,
@@ -326,6 +328,10 @@ const PAIRS: [Pair; 18] = {
         pair("e5m2x2", "f32", Fp8E5M2, Float, RN, Some(true)),
         pair("e4m3x2", "f16x2", Fp8E4M3, Half, RN, Some(true)),
         pair("e5m2x2", "f16x2", Fp8E5M2, Half, RN, Some(true)),
+        // PTX 9.1: `cvt.rn.satfinite{.relu}.f8x2type.fp16x2 d, a` from `.bf16x2` too (its
+        // `.fp16x2type` is `{ .f16x2, .bf16x2 }`), as FP6's and FP4's lines below.
+        pair("e4m3x2", "bf16x2", Fp8E4M3, BFloat, RN, Some(true)),
+        pair("e5m2x2", "bf16x2", Fp8E5M2, BFloat, RN, Some(true)),
         pair("f16x2", "e4m3x2", Half, Fp8E4M3, RN, None),
         pair("f16x2", "e5m2x2", Half, Fp8E5M2, RN, None),
         // FP6: "`NaN` results are converted to positive _MAX_NORM_" and past MAX_NORM values
@@ -340,6 +346,24 @@ const PAIRS: [Pair; 18] = {
             Rounded,
             pair("e3m2x2", "f32", Fp6E3M2, Float, RN, Some(true)),
         ),
+        // PTX 9.1's `cvt.rn.satfinite{.relu}.f6x2type.fp16x2type d, a`: "the value from the
+        // upper 16 bits of input `a` is stored in the upper 8 bits of `d`".
+        with_nan(
+            Rounded,
+            pair("e2m3x2", "f16x2", Fp6E2M3, Half, RN, Some(true)),
+        ),
+        with_nan(
+            Rounded,
+            pair("e2m3x2", "bf16x2", Fp6E2M3, BFloat, RN, Some(true)),
+        ),
+        with_nan(
+            Rounded,
+            pair("e3m2x2", "f16x2", Fp6E3M2, Half, RN, Some(true)),
+        ),
+        with_nan(
+            Rounded,
+            pair("e3m2x2", "bf16x2", Fp6E3M2, BFloat, RN, Some(true)),
+        ),
         with_nan(Rounded, pair("f16x2", "e2m3x2", Half, Fp6E2M3, RN, None)),
         with_nan(Rounded, pair("f16x2", "e3m2x2", Half, Fp6E3M2, RN, None)),
         // FP4, as FP6 ("`NaN` results are converted to positive _MAX_NORM_", saturating), but
@@ -348,6 +372,16 @@ const PAIRS: [Pair; 18] = {
         with_nan(
             Rounded,
             pair("e2m1x2", "f32", Fp4E2M1, Float, RN, Some(true)),
+        ),
+        // PTX 9.1's `cvt.rn.satfinite{.relu}.f4x2type.fp16x2type d, a`: "the value from the
+        // upper 16 bits of `a` is stored in the upper 4 bits of `d`".
+        with_nan(
+            Rounded,
+            pair("e2m1x2", "f16x2", Fp4E2M1, Half, RN, Some(true)),
+        ),
+        with_nan(
+            Rounded,
+            pair("e2m1x2", "bf16x2", Fp4E2M1, BFloat, RN, Some(true)),
         ),
         with_nan(Rounded, pair("f16x2", "e2m1x2", Half, Fp4E2M1, RN, None)),
         // `cvt.frnd3{.satfinite}.ue8m0x2.f32 d, a, b;` and `.bf16x2 d, a` (frnd3 = .rz, .rp):
