@@ -1288,6 +1288,88 @@ fn bench_nvfp4(jit: &Jit) -> String {
     )
 }
 
+/// NVFP4 dequantisation (`convert_float(nvfp4)`, `convert_half(nvfp4)`; 64 Ki values, one
+/// thread) against the MX E2M1 block kernel's way back (`convert_float(mxfp4e2m1)`), a plain
+/// Rust loop (element x scale x tensor scale in float32, as Transformer Engine's dequantiser
+/// computes it, `half`'s `f16::from_f32` for half: it rounds twice, so a few results may
+/// differ from clconv's one rounding) and the copy of the same bytes. Every code with every
+/// scale in turn; the kernels' output is compared with the reference first.
+fn bench_nvfp4_dequantize(jit: &Jit) -> String {
+    use clconv::jit::{Fp4E2M1, Fp8E4M3, Fp8E8M0};
+    use clconv::mx::{MxRequest, NVFP4_BLOCK};
+    let n = 64 << 10;
+    let blocks = n / NVFP4_BLOCK;
+    let codes: Vec<Fp4E2M1> = (0..n).map(|i| Fp4E2M1((i % 16) as u8)).collect();
+    let scales: Vec<Fp8E4M3> = (0..blocks).map(|i| Fp8E4M3((i % 0x7e) as u8)).collect();
+    let mx_scales: Vec<Fp8E8M0> = (0..n / 32).map(|i| Fp8E8M0((100 + i % 50) as u8)).collect();
+    let t = 0.01f32;
+    let mut out = String::from(
+        "| request | values | kernel GB/s | MX E2M1 way back GB/s | plain loop GB/s | same-bytes GB/s | ×MX kernel | ×plain loop | ×same-bytes |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    let mx = jit
+        .compile_blocks("convert_float(mxfp4e2m1)")
+        .expect("compiles");
+    let mut mx_out = vec![0f32; n];
+    for (name, value_bytes) in [("convert_float(nvfp4)", 4), ("convert_half(nvfp4)", 2)] {
+        let kernel = jit.compile_blocks(name).expect("compiles");
+        jit.finish_tier_up();
+        let code_bytes = bytes_of(&codes);
+        let scale_bytes = bytes_of(&scales);
+        let mut got = vec![0u8; n * value_bytes];
+        kernel
+            .dequantize_nvfp4_bytes(code_bytes, scale_bytes, t, &mut got)
+            .unwrap();
+        let mut want = vec![0u8; n * value_bytes];
+        let request = MxRequest::parse(name).unwrap();
+        reference::nvfp4_dequantize(&request, code_bytes, scale_bytes, t, &mut want).unwrap();
+        assert!(got == want, "{name}: kernel vs reference");
+        let mut plain_out = vec![0u8; n * value_bytes];
+        let plain = |dst: &mut [u8]| {
+            for (i, d) in dst.chunks_mut(value_bytes).enumerate() {
+                let s = F8E4M3::from_bits(scales[i / NVFP4_BLOCK].0).to_f32();
+                let v = e2m1::VALUES[usize::from(codes[i].0 & 15)] * s * t;
+                if value_bytes == 4 {
+                    d.copy_from_slice(&v.to_le_bytes());
+                } else {
+                    d.copy_from_slice(&f16::from_f32(v).to_bits().to_le_bytes());
+                }
+            }
+        };
+        let traffic = n + blocks + n * value_bytes;
+        let copy_src = vec![0x5au8; traffic / 2];
+        let mut copy_dst = vec![0u8; traffic / 2];
+        let (times, ratios) = interleaved(
+            31,
+            20,
+            &mut [
+                &mut || {
+                    kernel
+                        .dequantize_nvfp4_bytes(code_bytes, scale_bytes, t, &mut got)
+                        .unwrap()
+                },
+                &mut || mx.dequantize(&codes, &mx_scales, &mut mx_out).unwrap(),
+                &mut || plain(&mut plain_out),
+                &mut || {
+                    copy_dst.copy_from_slice(black_box(&copy_src));
+                    black_box(&copy_dst);
+                },
+            ],
+        );
+        let mx_traffic = n + n / 32 + n * 4;
+        out += &format!(
+            "| `{name}` | {n} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
+            traffic as f64 / times[0],
+            mx_traffic as f64 / times[1],
+            traffic as f64 / times[2],
+            traffic as f64 / times[3],
+            ratios[0] * traffic as f64 / mx_traffic as f64,
+            ratios[1],
+            ratios[2],
+        );
+    }
+    out
+}
+
 fn main() {
     let large = std::env::var("CLCONV_BENCH_LARGE").map_or(true, |v| v != "0");
     let jit = Jit::with_options(X64Flags::Host, Extensions::with_fp16(), Rounding::Rte)
@@ -1315,6 +1397,7 @@ fn main() {
     println!("\n{}", bench_elements(&jit, large));
     println!("\n{}", bench_mx(&jit, large));
     println!("\n{}", bench_nvfp4(&jit));
+    println!("\n{}", bench_nvfp4_dequantize(&jit));
     #[cfg(target_arch = "x86_64")]
     println!(
         "F16C on this CPU (the half crate uses it): {}",

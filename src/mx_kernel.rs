@@ -109,9 +109,9 @@ fn at(b: &mut FunctionBuilder, base: Value, index: Value, scale: usize, offset: 
     b.ins().iadd_imm_u(addr, offset as i64)
 }
 
-/// One NVFP4 block, `i`, on vectors ([`Lowering::quantize_nvfp4_block`]) or value by value
-/// (`quantize_nvfp4_block_lanes` without 128-bit vectors; `dequantize_nvfp4_block`), under the
-/// tensor scale `t` (an F32).
+/// One NVFP4 block, `i`, on vectors ([`Lowering::quantize_nvfp4_block`],
+/// [`Lowering::dequantize_nvfp4_block`]) or value by value (their `_lanes` forms, without
+/// 128-bit vectors), under the tensor scale `t` (an F32).
 fn nvfp4_block_body(
     b: &mut FunctionBuilder,
     lowering: &Lowering,
@@ -159,11 +159,34 @@ fn nvfp4_block_body(
             let addr = b.ins().iadd(p[3], i);
             b.ins().store(mem_flags(), scale, addr, 0);
         }
+        MxRequest::DequantizeNvfp4 { to, packed } if lowering.mx_vectors() => {
+            let codes = if packed {
+                // The block's 8 bytes in a vector's low half, unpacked to 16 codes.
+                let addr = at(b, p[0], i, n / 2, 0);
+                let bytes = b.ins().load(types::I64, mem_flags(), addr, 0);
+                let bytes = b.ins().scalar_to_vector(types::I64X2, bytes);
+                let bytes = crate::lower::bitcast_le(b, types::I8X16, bytes);
+                lowering.unpack_fp4(b, bytes)?[0]
+            } else {
+                let addr = at(b, p[0], i, n, 0);
+                b.ins().load(types::I8X16, mem_flags(), addr, 0)
+            };
+            let addr = b.ins().iadd(p[1], i);
+            let scale = b.ins().load(types::I8, mem_flags(), addr, 0);
+            let exact = lowering.dequantize_nvfp4_block(b, codes, scale, t)?;
+            let narrow = ElementConversion::new(ScalarType::Double, to).rounding(Rounding::Rte);
+            let mut offset = 0;
+            for v in lowering.convert(b, narrow, &exact)? {
+                let addr = at(b, p[2], i, n * bytes, offset);
+                b.ins().store(mem_flags(), v, addr, 0);
+                offset += b.func.dfg.value_type(v).bytes() as usize;
+            }
+        }
         MxRequest::DequantizeNvfp4 { to, packed } => {
             let codes = load_codes(b, n, packed, p[0], i);
             let addr = b.ins().iadd(p[1], i);
             let scale = b.ins().load(types::I8, mem_flags(), addr, 0);
-            let exact = lowering.dequantize_nvfp4_block(b, &codes, scale, t)?;
+            let exact = lowering.dequantize_nvfp4_block_lanes(b, &codes, scale, t)?;
             let narrow = ElementConversion::new(ScalarType::Double, to).rounding(Rounding::Rte);
             for (j, &v) in exact.iter().enumerate() {
                 let v = lowering.convert(b, narrow, &[v])?[0];

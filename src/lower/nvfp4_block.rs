@@ -341,14 +341,14 @@ impl Lowering {
     /// let p = b.block_params(block).to_vec();
     ///
     /// let lowering = Lowering::for_isa(&*isa)?;
-    /// let values = lowering.dequantize_nvfp4_block(&mut b, &p[..16], p[16], p[17])?;
+    /// let values = lowering.dequantize_nvfp4_block_lanes(&mut b, &p[..16], p[16], p[17])?;
     /// b.ins().return_(&values);
     /// b.seal_all_blocks();
     /// b.finalize(isa.frontend_config());
     /// verify_function(&func, isa.flags())?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn dequantize_nvfp4_block(
+    pub fn dequantize_nvfp4_block_lanes(
         &self,
         b: &mut FunctionBuilder,
         codes: &[Value],
@@ -375,5 +375,82 @@ impl Lowering {
             out.push(b.ins().select(is_nan, nan, v));
         }
         Ok(out)
+    }
+    /// The way back on 128-bit vectors: `codes` the block's 16 E2M1 codes as one I8X16 (the
+    /// low 4 bits of each byte read), `scale` the I8 E4M3 scale code, `tensor_scale` an F32.
+    /// Gives the 16 exact products element x scale x tensor scale as eight F64X2 values, in
+    /// order (a NaN product, from the scale 0x7f or 0xff, the positive quiet NaN), as
+    /// [`Lowering::dequantize_nvfp4_block_lanes`] gives them one by one: round them into the
+    /// value type with [`Lowering::convert`] (double -> float, half or bfloat, nearest even,
+    /// on vectors), which rounds once. The element times the scale (2 + 4 significant bits,
+    /// from 2^-10 to 2688) is exact in float; times the tensor scale, in double. An error for
+    /// a target without 128-bit vectors (riscv64 without V: use the `_lanes` form).
+    ///
+    /// ```
+    /// use clconv::cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature};
+    /// use clconv::cranelift_codegen::{settings, verifier::verify_function};
+    /// use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+    /// use clconv::lower::{ElementConversion, Lowering};
+    /// use clconv::ScalarType;
+    ///
+    /// let isa = clconv::cranelift_native::builder()?.finish(settings::Flags::new(settings::builder()))?;
+    /// let mut sig = Signature::new(isa.default_call_conv());
+    /// sig.params.extend([AbiParam::new(types::I8X16), AbiParam::new(types::I8)]);
+    /// sig.params.push(AbiParam::new(types::F32));
+    /// sig.returns.extend([AbiParam::new(types::F32X4); 4]);
+    /// let mut func = Function::with_name_signature(Default::default(), sig);
+    /// let mut ctx = FunctionBuilderContext::new();
+    /// let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+    /// let block = b.create_block();
+    /// b.append_block_params_for_function_params(block);
+    /// b.switch_to_block(block);
+    /// let p = b.block_params(block).to_vec();
+    ///
+    /// let lowering = Lowering::for_isa(&*isa)?;
+    /// let exact = lowering.dequantize_nvfp4_block(&mut b, p[0], p[1], p[2])?;
+    /// let to_float = ElementConversion::new(ScalarType::Double, ScalarType::Float);
+    /// let floats = lowering.convert(&mut b, to_float, &exact)?;
+    /// b.ins().return_(&floats);
+    /// b.seal_all_blocks();
+    /// b.finalize(isa.frontend_config());
+    /// verify_function(&func, isa.flags())?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn dequantize_nvfp4_block(
+        &self,
+        b: &mut FunctionBuilder,
+        codes: Value,
+        scale: Value,
+        tensor_scale: Value,
+    ) -> Result<Vec<Value>, LowerError> {
+        self.check_mx_vectors()?;
+        check_parts(b, &[codes], types::I8X16, 1, "the elements")?;
+        check_parts(b, &[scale], types::I8, 1, "the scale")?;
+        check_parts(b, &[tensor_scale], types::F32, 1, "the tensor scale")?;
+        let from_element = ElementConversion::new(ScalarType::Fp4E2M1, ScalarType::Float);
+        let elements = self.convert(b, from_element, &[codes])?;
+        let from_scale = ElementConversion::new(ScalarType::Fp8E4M3, ScalarType::Float);
+        let s = single(self.convert(b, from_scale, &[scale])?, "the scale's value")?;
+        let s = b.ins().splat(types::F32X4, s);
+        let t = b.ins().fpromote(types::F64, tensor_scale);
+        let t = b.ins().splat(types::F64X2, t);
+        // The scale 0x7f or 0xff: every product the positive quiet NaN.
+        let magnitude = b.ins().band_imm_u(scale, 0x7f);
+        let is_nan = b.ins().icmp_imm_u(IntCC::Equal, magnitude, 0x7f);
+        let all = b.ins().iconst(types::I64, -1);
+        let none = b.ins().iconst(types::I64, 0);
+        let mask = b.ins().select(is_nan, all, none);
+        let mask = b.ins().splat(types::I64X2, mask);
+        let mask = super::values::bitcast_le(b, types::F64X2, mask);
+        let nan = b.ins().f64const(f64::NAN);
+        let nan = b.ins().splat(types::F64X2, nan);
+        let products: Vec<Value> = elements.iter().map(|&e| b.ins().fmul(e, s)).collect();
+        Ok(super::float_to_float::vector_promote(b, &products)
+            .into_iter()
+            .map(|p| {
+                let exact = b.ins().fmul(p, t);
+                b.ins().bitselect(mask, nan, exact)
+            })
+            .collect())
     }
 }
