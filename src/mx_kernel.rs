@@ -173,10 +173,8 @@ fn nvfp4_block_body(
             };
             let addr = b.ins().iadd(p[1], i);
             let scale = b.ins().load(types::I8, mem_flags(), addr, 0);
-            let exact = lowering.dequantize_nvfp4_block(b, codes, scale, t)?;
-            let narrow = ElementConversion::new(ScalarType::Double, to).rounding(Rounding::Rte);
             let mut offset = 0;
-            for v in lowering.convert(b, narrow, &exact)? {
+            for v in lowering.dequantize_nvfp4_block(b, to, codes, scale, t)? {
                 let addr = at(b, p[2], i, n * bytes, offset);
                 b.ins().store(mem_flags(), v, addr, 0);
                 offset += b.func.dfg.value_type(v).bytes() as usize;

@@ -377,20 +377,23 @@ impl Lowering {
         Ok(out)
     }
     /// The way back on 128-bit vectors: `codes` the block's 16 E2M1 codes as one I8X16 (the
-    /// low 4 bits of each byte read), `scale` the I8 E4M3 scale code, `tensor_scale` an F32.
-    /// Gives the 16 exact products element x scale x tensor scale as eight F64X2 values, in
-    /// order (a NaN product, from the scale 0x7f or 0xff, the positive quiet NaN), as
-    /// [`Lowering::dequantize_nvfp4_block_lanes`] gives them one by one: round them into the
-    /// value type with [`Lowering::convert`] (double -> float, half or bfloat, nearest even,
-    /// on vectors), which rounds once. The element times the scale (2 + 4 significant bits,
-    /// from 2^-10 to 2688) is exact in float; times the tensor scale, in double. An error for
-    /// a target without 128-bit vectors (riscv64 without V: use the `_lanes` form).
+    /// low 4 bits of each byte read), `scale` the I8 E4M3 scale code, `tensor_scale` an F32;
+    /// gives the 16 values in `to` (float, half or bfloat), in order, as
+    /// [`Lowering::convert`] gives 16 lanes of it (float: four F32X4), each the exact product
+    /// element x scale x tensor scale rounded once to nearest even (a NaN product, from the
+    /// scale 0x7f or 0xff, the positive quiet NaN), as
+    /// [`Lowering::dequantize_nvfp4_block_lanes`] and a rounding give them one by one. The
+    /// element times the scale (2 + 4 significant bits, from 2^-10 to 2688) is exact in float;
+    /// into float, one float multiply by the tensor scale rounds the exact product once; into
+    /// half and bfloat the product is taken exactly in double and rounded by `convert`. An
+    /// error for another `to`, and for a target without 128-bit vectors (riscv64 without V:
+    /// use the `_lanes` form).
     ///
     /// ```
     /// use clconv::cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature};
     /// use clconv::cranelift_codegen::{settings, verifier::verify_function};
     /// use clconv::cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-    /// use clconv::lower::{ElementConversion, Lowering};
+    /// use clconv::lower::Lowering;
     /// use clconv::ScalarType;
     ///
     /// let isa = clconv::cranelift_native::builder()?.finish(settings::Flags::new(settings::builder()))?;
@@ -407,9 +410,7 @@ impl Lowering {
     /// let p = b.block_params(block).to_vec();
     ///
     /// let lowering = Lowering::for_isa(&*isa)?;
-    /// let exact = lowering.dequantize_nvfp4_block(&mut b, p[0], p[1], p[2])?;
-    /// let to_float = ElementConversion::new(ScalarType::Double, ScalarType::Float);
-    /// let floats = lowering.convert(&mut b, to_float, &exact)?;
+    /// let floats = lowering.dequantize_nvfp4_block(&mut b, ScalarType::Float, p[0], p[1], p[2])?;
     /// b.ins().return_(&floats);
     /// b.seal_all_blocks();
     /// b.finalize(isa.frontend_config());
@@ -419,11 +420,23 @@ impl Lowering {
     pub fn dequantize_nvfp4_block(
         &self,
         b: &mut FunctionBuilder,
+        to: ScalarType,
         codes: Value,
         scale: Value,
         tensor_scale: Value,
     ) -> Result<Vec<Value>, LowerError> {
         self.check_mx_vectors()?;
+        if !matches!(
+            to,
+            ScalarType::Float | ScalarType::Half | ScalarType::BFloat
+        ) {
+            return Err(LowerError::Operand {
+                why: format!(
+                    "NVFP4 blocks dequantise into float, half or bfloat, not {}",
+                    to.name()
+                ),
+            });
+        }
         check_parts(b, &[codes], types::I8X16, 1, "the elements")?;
         check_parts(b, &[scale], types::I8, 1, "the scale")?;
         check_parts(b, &[tensor_scale], types::F32, 1, "the tensor scale")?;
@@ -432,25 +445,41 @@ impl Lowering {
         let from_scale = ElementConversion::new(ScalarType::Fp8E4M3, ScalarType::Float);
         let s = single(self.convert(b, from_scale, &[scale])?, "the scale's value")?;
         let s = b.ins().splat(types::F32X4, s);
-        let t = b.ins().fpromote(types::F64, tensor_scale);
-        let t = b.ins().splat(types::F64X2, t);
-        // The scale 0x7f or 0xff: every product the positive quiet NaN.
+        let products: Vec<Value> = elements.iter().map(|&e| b.ins().fmul(e, s)).collect();
+        // The scale 0x7f or 0xff: every value the positive quiet NaN.
         let magnitude = b.ins().band_imm_u(scale, 0x7f);
         let is_nan = b.ins().icmp_imm_u(IntCC::Equal, magnitude, 0x7f);
-        let all = b.ins().iconst(types::I64, -1);
-        let none = b.ins().iconst(types::I64, 0);
+        let (lane, nan_bits, vector) = if to == ScalarType::Float {
+            (types::I32, 0x7fc0_0000u64, types::F32X4)
+        } else {
+            (types::I64, 0x7ff8_0000_0000_0000, types::F64X2)
+        };
+        let all = b.ins().iconst(lane, -1);
+        let none = b.ins().iconst(lane, 0);
         let mask = b.ins().select(is_nan, all, none);
-        let mask = b.ins().splat(types::I64X2, mask);
-        let mask = super::values::bitcast_le(b, types::F64X2, mask);
-        let nan = b.ins().f64const(f64::NAN);
-        let nan = b.ins().splat(types::F64X2, nan);
-        let products: Vec<Value> = elements.iter().map(|&e| b.ins().fmul(e, s)).collect();
-        Ok(super::float_to_float::vector_promote(b, &products)
+        let mask = b.ins().splat(vector.as_int(), mask);
+        let mask = super::values::bitcast_le(b, vector, mask);
+        let nan = super::lanes::splat_bits(b, vector, nan_bits);
+        if to == ScalarType::Float {
+            let t = b.ins().splat(types::F32X4, tensor_scale);
+            return Ok(products
+                .into_iter()
+                .map(|p| {
+                    let value = b.ins().fmul(p, t);
+                    b.ins().bitselect(mask, nan, value)
+                })
+                .collect());
+        }
+        let t = b.ins().fpromote(types::F64, tensor_scale);
+        let t = b.ins().splat(types::F64X2, t);
+        let exact: Vec<Value> = super::float_to_float::vector_promote(b, &products)
             .into_iter()
             .map(|p| {
                 let exact = b.ins().fmul(p, t);
                 b.ins().bitselect(mask, nan, exact)
             })
-            .collect())
+            .collect();
+        let narrow = ElementConversion::new(ScalarType::Double, to).rounding(Rounding::Rte);
+        self.convert(b, narrow, &exact)
     }
 }
