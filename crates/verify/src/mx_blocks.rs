@@ -110,6 +110,19 @@ pub fn blocks() -> Vec<[f32; MX_BLOCK]> {
     out
 }
 
+/// NVFP4 blocks of 16, two to a 32-value array (the last one twice when they are odd).
+fn two_to_an_array(halves: &[[f32; NVFP4_BLOCK]]) -> Vec<[f32; MX_BLOCK]> {
+    halves
+        .chunks(2)
+        .map(|pair| {
+            let mut out = [0f32; MX_BLOCK];
+            out[..NVFP4_BLOCK].copy_from_slice(&pair[0]);
+            out[NVFP4_BLOCK..].copy_from_slice(pair.get(1).unwrap_or(&pair[0]));
+            out
+        })
+        .collect()
+}
+
 /// NVFP4's threshold blocks, two to a 32-value array: for every E4M3 scale code c, blocks
 /// whose amax / 6 is s_c, the midpoint between s_c and s_c+1, and the midpoint's float
 /// neighbours; the other values at E2M1's midpoints times s_c, their float neighbours, either
@@ -145,15 +158,7 @@ pub fn nvfp4_threshold_blocks(t: f32) -> Vec<[f32; MX_BLOCK]> {
             halves.push(block.map(|v| (f64::from(v) * f64::from(t)) as f32));
         }
     }
-    halves
-        .chunks(2)
-        .map(|pair| {
-            let mut out = [0f32; MX_BLOCK];
-            out[..NVFP4_BLOCK].copy_from_slice(&pair[0]);
-            out[NVFP4_BLOCK..].copy_from_slice(pair.get(1).unwrap_or(&pair[0]));
-            out
-        })
-        .collect()
+    two_to_an_array(&halves)
 }
 
 /// NVFP4's elements beside their thresholds under the tensor scale `t`, two blocks to a
@@ -200,15 +205,7 @@ pub fn nvfp4_rounded_threshold_blocks(t: f32) -> Vec<[f32; MX_BLOCK]> {
         far[15] = -far[2];
         halves.extend([near, far]);
     }
-    halves
-        .chunks(2)
-        .map(|pair| {
-            let mut out = [0f32; MX_BLOCK];
-            out[..NVFP4_BLOCK].copy_from_slice(&pair[0]);
-            out[NVFP4_BLOCK..].copy_from_slice(pair.get(1).unwrap_or(&pair[0]));
-            out
-        })
-        .collect()
+    two_to_an_array(&halves)
 }
 
 /// The value bytes of `blocks` in the request's value type: float as is, half and bfloat from
