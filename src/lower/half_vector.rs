@@ -56,7 +56,12 @@ pub fn vector(
                 .flat_map(|&v| small_float::small16_to_f32x4s(b, fmt, unpack, v))
                 .collect()
         }
-        // The narrow formats (tf32 aside): each code into an I32X4 lane, then decoded.
+        // E8M0: eight codes at a time on 16-bit lanes.
+        ScalarType::Fp8E8M0 => inputs
+            .iter()
+            .flat_map(|&v| narrow::e8m0_to_f32x4s(b, unpack, v))
+            .collect(),
+        // The other narrow formats (tf32 aside): each code into an I32X4 lane, then decoded.
         t if t.is_narrow() => lanes::widen_to(b, inputs.to_vec(), 8, 32, false)
             .into_iter()
             .map(|v| narrow::to_f32x4(b, t, v))

@@ -458,6 +458,31 @@ pub(crate) fn to_f32x4(b: &mut FunctionBuilder, t: ScalarType, v: Value) -> Valu
     bitcast_le(b, types::F32X4, bits)
 }
 
+/// Sixteen E8M0 codes (an I8X16) as four F32X4, element order kept, for the vector recipes
+/// `half.round_native` and `half.round_magic`: a code c is 2^(c - 127), the float whose
+/// exponent field is c, so its upper 16 bits are c << 7; 0x00 (2^-127, below float's normals)
+/// is the subnormal 0x00400000 and 0xff the quiet NaN 0x7fc00000, as in [`to_f32x4`]. Eight
+/// codes at a time on 16-bit lanes, then spread into the floats' upper halves: four
+/// instructions per four codes where widening each code to a 32-bit lane took eight.
+pub(crate) fn e8m0_to_f32x4s(b: &mut FunctionBuilder, unpack: Unpack, v: Value) -> [Value; 4] {
+    let h = types::I16X8;
+    let zero = splat_bits(b, h, 0);
+    let smallest = splat_bits(b, h, 0x0040);
+    let all_ones = splat_bits(b, h, 0x7f80);
+    let nan = splat_bits(b, h, 0x7fc0);
+    let mut out = Vec::with_capacity(4);
+    // Each code in the upper byte of a 16-bit lane (c << 8), then c << 7.
+    for w in small_float::bytes_to_upper_halves(b, unpack, v) {
+        let upper = b.ins().ushr_imm_u(w, 1);
+        let is_zero = b.ins().icmp(IntCC::Equal, upper, zero);
+        let upper = b.ins().bitselect(is_zero, smallest, upper);
+        let is_nan = b.ins().icmp(IntCC::Equal, upper, all_ones);
+        let upper = b.ins().bitselect(is_nan, nan, upper);
+        out.extend(small_float::words_to_upper_halves(b, unpack, upper));
+    }
+    [out[0], out[1], out[2], out[3]]
+}
+
 /// The bfloat16 bits of the magnitude code `code` of the FP4 or FP6 format `fmt` (its low
 /// `width - 1` bits), from the format's fields (OCP MX v1.0, 5.3.3: exponent bits, mantissa
 /// bits, bias; exponent 0 is the subnormal `0.M x 2^(1 - bias)`). Every FP4 and FP6 value has
