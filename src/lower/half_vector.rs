@@ -106,7 +106,7 @@ pub fn vector(
     from_floats(b, spec, kind, keep_nan, floats)
 }
 
-/// Vector recipe `narrow.table_native`: FP4 and FP6 into half,
+/// Vector recipe `narrow.table_native`: FP4, FP6 and the FNUZ formats into half,
 /// float, double and bfloat, step 1 by table (`narrow::to_f32x4s_by_table`, 16 codes at a
 /// time) in place of the arithmetic decode, step 2 as in [`vector`].
 pub fn vector_table(

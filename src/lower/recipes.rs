@@ -188,10 +188,16 @@ fn half_magic(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value>
     half_vector::vector(b, s, Magic, false, Interleave, v)
 }
 
-/// FP4 and FP6 into the floats (half, float, double, bfloat): the decode by table.
+/// FP4, FP6 and the FNUZ formats into the floats (half, float, double, bfloat): the decode by
+/// table.
 fn table_source(s: &BlockSpec) -> bool {
-    use crate::types::ScalarType::{Fp4E2M1, Fp6E2M3, Fp6E3M2};
-    half_supported(s) && matches!(s.src, Fp4E2M1 | Fp6E2M3 | Fp6E3M2) && s.dst.is_float()
+    use crate::types::ScalarType::{Fp4E2M1, Fp6E2M3, Fp6E3M2, Fp8E4M3Fnuz, Fp8E5M2Fnuz};
+    half_supported(s)
+        && matches!(
+            s.src,
+            Fp4E2M1 | Fp6E2M3 | Fp6E3M2 | Fp8E4M3Fnuz | Fp8E5M2Fnuz
+        )
+        && s.dst.is_float()
 }
 
 fn table_native(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
