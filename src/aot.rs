@@ -75,16 +75,17 @@
 
 use crate::buffer::bytes_per_vector;
 use crate::kernel::{self, counted_loop, Tier};
+use crate::mx::MxRequest;
 use crate::request::Request;
 use crate::table::{Arch, IsaFeatures, TableError};
 use crate::target::{Target, TargetError};
 use crate::types::{Layout, Rounding, ScalarType, Width};
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::control::ControlPlane;
-use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    types, Endianness, Function, InstBuilder, LibCall, MemFlagsData, Signature, StackSlotData,
-    StackSlotKind, UserFuncName, Value,
+    types, AbiParam, Endianness, Function, InstBuilder, LibCall, MemFlagsData, Signature,
+    StackSlotData, StackSlotKind, UserFuncName, Value,
 };
 use cranelift_codegen::isa::{self, OwnedTargetIsa, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
@@ -209,6 +210,8 @@ pub struct ObjectBuilder {
     module: ObjectModule,
     fctx: FunctionBuilderContext,
     entries: Vec<Entry>,
+    /// The MX and NVFP4 block entry points ([`ObjectBuilder::add_blocks`]).
+    block_entries: Vec<BlockEntry>,
     names: HashSet<String>,
     /// libm functions the kernels call (x86-64 without SSE4.1).
     libm: Vec<&'static str>,
@@ -249,6 +252,7 @@ impl ObjectBuilder {
             module: ObjectModule::new(builder),
             fctx: FunctionBuilderContext::new(),
             entries: Vec::new(),
+            block_entries: Vec::new(),
             names: HashSet::new(),
             libm: Vec::new(),
             next_index: 0,
@@ -459,18 +463,29 @@ impl ObjectBuilder {
         let body = self.compile(body, &*isa, &what)?;
         self.define(body_id, &body)?;
         if let Some(t) = trampoline {
-            let id = self.declare(symbol, Linkage::Export, sig)?;
-            let reloc = ModuleReloc {
-                offset: t.call_offset,
-                kind: t.kind,
-                name: ModuleRelocTarget::from(body_id),
-                addend: t.addend,
-            };
-            self.module
-                .define_function_bytes(id, 16, &t.bytes, &[reloc])
-                .map_err(|e| self.object_error(e))?;
+            self.define_trampoline(symbol, sig, body_id, &t)?;
         }
         Ok(())
+    }
+
+    /// Defines the exported `symbol` as the trampoline `t` around the body `body_id`.
+    fn define_trampoline(
+        &mut self,
+        symbol: &str,
+        sig: &Signature,
+        body_id: FuncId,
+        t: &Trampoline,
+    ) -> Result<(), AotError> {
+        let id = self.declare(symbol, Linkage::Export, sig)?;
+        let reloc = ModuleReloc {
+            offset: t.call_offset,
+            kind: t.kind,
+            name: ModuleRelocTarget::from(body_id),
+            addend: t.addend,
+        };
+        self.module
+            .define_function_bytes(id, 16, &t.bytes, &[reloc])
+            .map_err(|e| self.object_error(e))
     }
 
     /// The object file's bytes, the C header declaring every entry point, and the symbols
@@ -485,6 +500,11 @@ impl ObjectBuilder {
             .iter()
             .map(|e| (e.symbol.clone(), e.request))
             .collect();
+        let block_symbols = self
+            .block_entries
+            .iter()
+            .map(|e| (e.symbol.clone(), e.request))
+            .collect();
         let target = self.target;
         let object = self.module.finish().emit().map_err(|e| AotError::Object {
             target: target.name().into(),
@@ -494,6 +514,7 @@ impl ObjectBuilder {
             object,
             header,
             symbols,
+            block_symbols,
         })
     }
 
@@ -657,8 +678,9 @@ impl ObjectBuilder {
     fn header(&self) -> String {
         let env = self.env();
         let mut guard_hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for e in &self.entries {
-            for byte in e.symbol.bytes().chain([0]) {
+        let symbols = self.entries.iter().map(|e| &e.symbol);
+        for symbol in symbols.chain(self.block_entries.iter().map(|e| &e.symbol)) {
+            for byte in symbol.bytes().chain([0]) {
                 guard_hash = (guard_hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
             }
         }
@@ -736,9 +758,365 @@ impl ObjectBuilder {
                 c_type(dst.elem)
             );
         }
+        for e in &self.block_entries {
+            h.push_str(&self.block_declaration(e));
+        }
         let _ = writeln!(h, "#ifdef __cplusplus\n}}\n#endif\n\n#endif /* {guard} */");
         h
     }
+}
+
+// MX and NVFP4 block entry points
+// ---------------------------------------------------------------------------------------------
+
+/// What the header says of one block entry point.
+struct BlockEntry {
+    symbol: String,
+    request: MxRequest,
+}
+
+/// The C symbol of an MX or NVFP4 block request's entry point ([`ObjectBuilder::add_blocks`]):
+/// `clconv_` and the request's name with `)` dropped and `(` turned into `_`, as
+/// [`symbol_name`] does for conversions.
+///
+/// ```
+/// use clconv::{aot::block_symbol_name, mx::MxRequest};
+/// let r = MxRequest::parse("convert_mxfp4e2m1x2_rtp(bfloat)").unwrap();
+/// assert_eq!(block_symbol_name(&r), "clconv_convert_mxfp4e2m1x2_rtp_bfloat");
+/// ```
+pub fn block_symbol_name(request: &MxRequest) -> String {
+    let name: String = request
+        .to_string()
+        .chars()
+        .filter(|&c| c != ')')
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("clconv_{name}")
+}
+
+impl ObjectBuilder {
+    /// Adds one entry point for the MX or NVFP4 block request `request` ([`crate::mx`]): its
+    /// batch kernel, the JIT's ([`crate::mx_kernel::build`]; the optimised tier), with a body
+    /// that takes any number of values. Returns the symbol, [`block_symbol_name`]. The C
+    /// functions, `count` values in each (a last, shorter block is quantised as one padded
+    /// with zeros, as the JIT does; FP4 packed two to a byte, low nibble first):
+    ///
+    /// ```c
+    /// void convert_mx<e>(const V *values, uint8_t *elements, uint8_t *scales, size_t count);
+    /// void convert_<v>(mx<e>)(const uint8_t *elements, const uint8_t *scales, V *values, size_t count);
+    /// int convert_nvfp4(const V *values, uint8_t *elements, uint8_t *scales, size_t count,
+    ///                   float tensor_scale);
+    /// int convert_<v>(nvfp4)(const uint8_t *elements, const uint8_t *scales, V *values,
+    ///                        size_t count, float tensor_scale);
+    /// ```
+    ///
+    /// The NVFP4 functions return 0, or 1 without reading or writing a buffer when the tensor
+    /// scale is not a positive finite float (what [`MxRequest::check_tensor_scale`] refuses).
+    ///
+    /// ```
+    /// # #[cfg(feature = "cross-target")] {
+    /// use clconv::aot::ObjectBuilder;
+    /// use clconv::mx::MxRequest;
+    /// use clconv::target::Target;
+    /// let mut object = ObjectBuilder::new(Target::Aarch64).unwrap();
+    /// let r = MxRequest::parse("convert_nvfp4(float)").unwrap();
+    /// assert_eq!(object.add_blocks(&r).unwrap(), "clconv_convert_nvfp4_float");
+    /// let out = object.finish().unwrap();
+    /// assert!(out.header.contains("int clconv_convert_nvfp4_float(const float *values, \
+    ///     uint8_t *elements, uint8_t *scales, size_t count, float tensor_scale);"));
+    /// assert_eq!(out.block_symbols, [("clconv_convert_nvfp4_float".to_string(), r)]);
+    /// # }
+    /// ```
+    pub fn add_blocks(&mut self, request: &MxRequest) -> Result<String, AotError> {
+        let symbol = block_symbol_name(request);
+        if self.names.contains(&symbol) {
+            return Err(AotError::Duplicate { symbol });
+        }
+        if let Some(why) = &self.broken {
+            return Err(AotError::Broken { why: why.clone() });
+        }
+        let what = request.to_string();
+        let index = self.next_index;
+        self.next_index += 1;
+        let isa = self.isa.clone();
+        let features = IsaFeatures::of(&*isa).map_err(|error| AotError::Table {
+            request: what.clone(),
+            error,
+        })?;
+        let func = catch_unwind(AssertUnwindSafe(|| {
+            crate::mx_kernel::build(request, features, isa.frontend_config())
+        }))
+        .map_err(|panic| self.compile_error(&what, kernel::panic_message(&*panic)))?
+        .map_err(|e| self.compile_error(&what, e.to_string()))?;
+        let mut func = func;
+        func.name = UserFuncName::user(0, index);
+        let kernel = self.compile(func, &*isa, &what)?;
+        let libcalls = libcalls(&kernel);
+        if let Some(libcall) = libcalls.iter().find(|&&l| libm_name(l).is_none()) {
+            return Err(self.compile_error(
+                &what,
+                format!("the code calls Cranelift's helper {libcall:?}, which the object cannot provide"),
+            ));
+        }
+        // Everything that can fail before the object changes has been done.
+        let result = self.define_block_entry(&symbol, request, &kernel, index);
+        if let Err(e) = &result {
+            self.broken = Some(format!("adding {symbol} failed half-way: {e}"));
+        }
+        result?;
+        for libcall in libcalls {
+            let name = libm_name(libcall).expect("checked above");
+            if !self.libm.contains(&name) {
+                self.libm.push(name);
+            }
+        }
+        self.names.insert(symbol.clone());
+        self.block_entries.push(BlockEntry {
+            symbol: symbol.clone(),
+            request: *request,
+        });
+        Ok(symbol)
+    }
+
+    /// Declares and defines a block entry point's kernel, body and trampoline.
+    fn define_block_entry(
+        &mut self,
+        symbol: &str,
+        request: &MxRequest,
+        kernel: &Context,
+        index: u32,
+    ) -> Result<(), AotError> {
+        let what = request.to_string();
+        let kernel_sig = crate::mx_kernel::signature(self.isa.default_call_conv());
+        let kernel_id = self.declare(&format!("{symbol}.kernel"), Linkage::Local, &kernel_sig)?;
+        self.define(kernel_id, kernel)?;
+        let sig = block_entry_signature(self.isa.default_call_conv(), request);
+        let env = self.env();
+        let trampoline = trampoline(env, mode_word(env, Rounding::Rte));
+        let (body_name, body_linkage) = match trampoline {
+            Some(_) => (format!("{symbol}.body"), Linkage::Local),
+            None => (symbol.to_string(), Linkage::Export),
+        };
+        let body_id = self.declare(&body_name, body_linkage, &sig)?;
+        let body = self.build_block_body(kernel_id, &sig, request, index);
+        let isa = self.isa.clone();
+        let body = self.compile(body, &*isa, &what)?;
+        self.define(body_id, &body)?;
+        if let Some(t) = trampoline {
+            self.define_trampoline(symbol, &sig, body_id, &t)?;
+        }
+        Ok(())
+    }
+
+    /// The body of a block entry point: the kernel on the whole blocks in place, then on one
+    /// zero-padded block for the `count % block` values left; NVFP4's tensor scale checked
+    /// and passed to the kernel through a stack slot.
+    fn build_block_body(
+        &mut self,
+        kernel_id: FuncId,
+        sig: &Signature,
+        request: &MxRequest,
+        index: u32,
+    ) -> Function {
+        let mut func = Function::with_name_signature(UserFuncName::user(1, index), sig.clone());
+        let kernel = self.module.declare_func_in_func(kernel_id, &mut func);
+        let mut b = FunctionBuilder::new(&mut func, &mut self.fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let p = b.block_params(entry).to_vec();
+        let (a, bb, c, count) = (p[0], p[1], p[2], p[3]);
+        let nvfp4 = request.is_nvfp4();
+        let exit = b.create_block();
+        // The tensor scale: positive and finite, else status 1 and no buffer touched.
+        let t_at = if nvfp4 {
+            let t = p[4];
+            let zero = b.ins().f32const(0.0);
+            let inf = b.ins().f32const(f32::INFINITY);
+            let positive = b.ins().fcmp(FloatCC::GreaterThan, t, zero);
+            let finite = b.ins().fcmp(FloatCC::LessThan, t, inf);
+            let ok = b.ins().band(positive, finite);
+            let (run, refuse) = (b.create_block(), b.create_block());
+            b.ins().brif(ok, run, &[], refuse, &[]);
+            b.switch_to_block(refuse);
+            let one = b.ins().iconst(types::I32, 1);
+            b.ins().return_(&[one]);
+            b.switch_to_block(run);
+            let slot =
+                b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 4, 2));
+            // Little-endian, as the kernel reads it (and every buffer): on s390x too.
+            let at = b.ins().stack_addr(types::I64, slot, 0);
+            b.ins().store(flags(), t, at, 0);
+            Some(at)
+        } else {
+            None
+        };
+        // The kernel's pointers (a, b, c, d) for values, elements and scales at these
+        // addresses; NVFP4's tensor scale behind the one its buffers leave free.
+        let quantize = request.is_quantize();
+        let pointers = |values: Value, elements: Value, scales: Value| -> [Value; 4] {
+            match (quantize, t_at) {
+                (true, t) => [values, t.unwrap_or(values), elements, scales],
+                (false, t) => [elements, scales, values, t.unwrap_or(values)],
+            }
+        };
+        // The C parameters: (values, elements, scales) to quantise, (elements, scales, values)
+        // back.
+        let (values, elements, scales) = if quantize { (a, bb, c) } else { (c, a, bb) };
+        let block = request.block_len();
+        let value_bytes = request.value().bytes();
+        let rest = b.ins().band_imm_u(count, block as i64 - 1);
+        let whole = b.ins().ushr_imm_u(count, block.trailing_zeros() as i64);
+        let (call_whole, after) = (b.create_block(), b.create_block());
+        b.ins().brif(whole, call_whole, &[], after, &[]);
+
+        b.switch_to_block(call_whole);
+        let [ka, kb, kc, kd] = pointers(values, elements, scales);
+        b.ins().call(kernel, &[ka, kb, kc, kd, whole]);
+        b.ins().jump(after, &[]);
+
+        b.switch_to_block(after);
+        let tail = b.create_block();
+        b.ins().brif(rest, tail, &[], exit, &[]);
+
+        b.switch_to_block(tail);
+        let value_size = block * value_bytes;
+        let element_size = request.element_bytes(block);
+        let slot = |b: &mut FunctionBuilder, size: usize| {
+            let s = b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                size as u32,
+                4,
+            ));
+            b.ins().stack_addr(types::I64, s, 0)
+        };
+        let (padded_values, padded_elements, padded_scale) = (
+            slot(&mut b, value_size),
+            slot(&mut b, element_size),
+            slot(&mut b, 8),
+        );
+        // Where the tail starts in each buffer, and its bytes.
+        let done_values = b.ins().imul_imm_u(whole, value_size as i64);
+        let values_at = b.ins().iadd(values, done_values);
+        let done_elements = b.ins().imul_imm_u(whole, element_size as i64);
+        let elements_at = b.ins().iadd(elements, done_elements);
+        let scale_at = b.ins().iadd(scales, whole);
+        let rest_values = b.ins().imul_imm_u(rest, value_bytes as i64);
+        let rest_elements = if request.packed() {
+            let plus = b.ins().iadd_imm_u(rest, 1);
+            b.ins().ushr_imm_u(plus, 1)
+        } else {
+            rest
+        };
+        let one = b.ins().iconst(types::I64, 1);
+        if quantize {
+            zero_bytes(&mut b, padded_values, value_size);
+            copy_bytes(&mut b, values_at, padded_values, rest_values);
+        } else {
+            zero_bytes(&mut b, padded_elements, element_size);
+            copy_bytes(&mut b, elements_at, padded_elements, rest_elements);
+            copy_bytes(&mut b, scale_at, padded_scale, one);
+        }
+        let [ka, kb, kc, kd] = pointers(padded_values, padded_elements, padded_scale);
+        b.ins().call(kernel, &[ka, kb, kc, kd, one]);
+        if quantize {
+            copy_bytes(&mut b, padded_elements, elements_at, rest_elements);
+            copy_bytes(&mut b, padded_scale, scale_at, one);
+        } else {
+            copy_bytes(&mut b, padded_values, values_at, rest_values);
+        }
+        b.ins().jump(exit, &[]);
+
+        b.switch_to_block(exit);
+        if nvfp4 {
+            let ok = b.ins().iconst(types::I32, 0);
+            b.ins().return_(&[ok]);
+        } else {
+            b.ins().return_(&[]);
+        }
+        b.seal_all_blocks();
+        b.finalize(self.isa.frontend_config());
+        func
+    }
+
+    /// The header's declaration of a block entry point, with its comment.
+    fn block_declaration(&self, e: &BlockEntry) -> String {
+        let r = &e.request;
+        let value = c_type(r.value());
+        let block = r.block_len();
+        let (elements, element_bytes) = if r.packed() {
+            (
+                "FP4 E2M1 codes two to a byte, low nibble first",
+                "(count + 1) / 2",
+            )
+        } else {
+            ("one code a byte", "count")
+        };
+        let scale = if r.is_nvfp4() { "E4M3" } else { "E8M0" };
+        let bits = if value == "float" {
+            ""
+        } else {
+            " (their bits)"
+        };
+        let mut h = String::new();
+        let what = if r.is_quantize() {
+            format!(
+                "quantises count {} values{bits} in blocks of {block}",
+                r.value()
+            )
+        } else {
+            format!(
+                "count elements times their block's scale, rounded into {} values{bits}",
+                r.value()
+            )
+        };
+        let _ = writeln!(h, "/* {r}: {what}.");
+        let _ = writeln!(h, " * elements: {elements} ({element_bytes} bytes);");
+        let _ = writeln!(
+            h,
+            " * scales: one {scale} scale per block ((count + {}) / {block} bytes); a last, shorter\n \
+             * block is taken as one padded with zeros.",
+            block - 1
+        );
+        if r.is_nvfp4() {
+            let _ = writeln!(
+                h,
+                " * tensor_scale: the tensor's float32 decode scale. Returns 0, or 1 without \
+                 touching a\n * buffer when tensor_scale is not positive and finite."
+            );
+        }
+        let _ = writeln!(
+            h,
+            " * Kernel: clconv's block kernel (src/mx_kernel.rs), optimised tier. */"
+        );
+        let (tensor, ret) = if r.is_nvfp4() {
+            (", float tensor_scale", "int")
+        } else {
+            ("", "void")
+        };
+        let params = if r.is_quantize() {
+            format!("const {value} *values, uint8_t *elements, uint8_t *scales")
+        } else {
+            format!("const uint8_t *elements, const uint8_t *scales, {value} *values")
+        };
+        let _ = writeln!(h, "{ret} {}({params}, size_t count{tensor});\n", e.symbol);
+        h
+    }
+}
+
+/// A block entry point's signature: three pointers and the count, then NVFP4's tensor scale
+/// (F32) and its status (I32).
+fn block_entry_signature(call_conv: isa::CallConv, request: &MxRequest) -> Signature {
+    let mut sig = Signature::new(call_conv);
+    for _ in 0..4 {
+        sig.params.push(AbiParam::new(types::I64));
+    }
+    if request.is_nvfp4() {
+        sig.params.push(AbiParam::new(types::F32));
+        // C's int, extended to the register as the C ABIs (s390x, riscv64) ask.
+        sig.returns.push(AbiParam::new(types::I32).sext());
+    }
+    sig
 }
 
 /// An object file and its header.
@@ -748,8 +1126,11 @@ pub struct AotOutput {
     pub object: Vec<u8>,
     /// The C header declaring its entry points.
     pub header: String,
-    /// Every entry point's symbol and request, in the order they were added.
+    /// Every conversion entry point's symbol and request, in the order they were added.
     pub symbols: Vec<(String, Request)>,
+    /// Every block entry point's symbol and request ([`ObjectBuilder::add_blocks`]), in the
+    /// order they were added.
+    pub block_symbols: Vec<(String, MxRequest)>,
 }
 
 /// The libcalls the code compiled in `ctx` makes.

@@ -79,8 +79,6 @@ pub mod kernel;
 pub mod languages;
 pub mod lower;
 pub mod mx;
-#[cfg(feature = "jit")]
-#[cfg_attr(docsrs, doc(cfg(feature = "jit")))]
 pub mod mx_kernel;
 pub mod names;
 pub mod reference;

@@ -1,6 +1,7 @@
 //! Batch kernels for MX block requests ([`crate::mx`]): a Cranelift function
 //! `fn(a: *const u8, b: *const u8, c: *mut u8, d: *mut u8, blocks: i64)` over whole blocks of 32,
-//! and its JIT entry point [`Jit::compile_blocks`].
+//! and its JIT entry point [`Jit::compile_blocks`] (feature `jit`); `aot::ObjectBuilder::
+//! add_blocks` (feature `aot`) puts the same function into an object file.
 //!
 //! A quantisation reads the values at `a` and writes the elements at `c` and the scales at `d`;
 //! a dequantisation reads the elements at `a` and the scales at `b` and writes the values at
@@ -21,20 +22,30 @@
 //! assert_eq!((scales[0].0, elements[7].0), (0x80, 0x7e));
 //! ```
 
+#[cfg(feature = "jit")]
 use crate::host;
+#[cfg(feature = "jit")]
 use crate::jit::{self, Disassembly, Element, Jit, JitError};
 use crate::kernel::{counted_loop, mem_flags};
 use crate::lower::{ElementConversion, HalfValues, Lowering};
-use crate::mx::{MxBufferError, MxParseError, MxRequest, MX_BLOCK, NVFP4_BLOCK};
+#[cfg(feature = "jit")]
+use crate::mx::{MxBufferError, MxParseError};
+use crate::mx::{MxRequest, MX_BLOCK, NVFP4_BLOCK};
 use crate::table::IsaFeatures;
 use crate::types::{Rounding, ScalarType};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, Function, InstBuilder, UserFuncName, Value};
-use cranelift_codegen::isa::{TargetFrontendConfig, TargetIsa};
+use cranelift_codegen::ir::{
+    types, AbiParam, Function, InstBuilder, Signature, UserFuncName, Value,
+};
+#[cfg(feature = "jit")]
+use cranelift_codegen::isa::TargetIsa;
+use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+#[cfg(feature = "jit")]
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Why compiling or running an MX block kernel failed.
+#[cfg(feature = "jit")]
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MxError {
@@ -47,6 +58,21 @@ pub enum MxError {
     /// The JIT could not compile the kernel.
     #[error(transparent)]
     Jit(#[from] JitError),
+}
+
+/// The kernels' signature: `fn(a, b, c, d, blocks)`, five I64 (see the module docs).
+///
+/// ```
+/// use clconv::mx_kernel::signature;
+/// use cranelift_codegen::isa::CallConv;
+/// assert_eq!(signature(CallConv::SystemV).params.len(), 5);
+/// ```
+pub fn signature(call_conv: CallConv) -> Signature {
+    let mut sig = Signature::new(call_conv);
+    for _ in 0..5 {
+        sig.params.push(AbiParam::new(types::I64));
+    }
+    sig
 }
 
 /// Builds the kernel of `request` (the module docs' signature) for an ISA of `features`.
@@ -64,7 +90,7 @@ pub fn build(
     features: IsaFeatures,
     frontend: TargetFrontendConfig,
 ) -> Result<Function, crate::lower::LowerError> {
-    let sig = crate::arith_kernel::signature(frontend.default_call_conv);
+    let sig = signature(frontend.default_call_conv);
     let mut func = Function::with_name_signature(UserFuncName::user(2, 0), sig);
     let mut fctx = FunctionBuilderContext::new();
     let mut b = FunctionBuilder::new(&mut func, &mut fctx);
@@ -395,6 +421,7 @@ fn block_body(
     Ok(())
 }
 
+#[cfg(feature = "jit")]
 /// A compiled MX block kernel, from [`Jit::compile_blocks`]. Holds its [`Jit`], so the code
 /// lives as long as the kernel.
 pub struct MxKernel {
@@ -404,6 +431,7 @@ pub struct MxKernel {
     entry: usize,
 }
 
+#[cfg(feature = "jit")]
 impl MxKernel {
     /// The request.
     pub fn request(&self) -> MxRequest {
@@ -925,6 +953,7 @@ impl MxKernel {
     }
 }
 
+#[cfg(feature = "jit")]
 impl Jit {
     /// Compiles an MX block kernel named in the spelling of [`crate::mx`]
     /// (`convert_mxfp8e4m3_rtp(float)`, `convert_half(mxfp4e2m1)`), cached in the JIT by
@@ -988,6 +1017,7 @@ impl Jit {
     }
 }
 
+#[cfg(feature = "jit")]
 /// The Cranelift IR and machine code of an MX kernel for `isa`, without loading it.
 ///
 /// ```
@@ -1008,6 +1038,7 @@ pub fn disassemble(isa: &dyn TargetIsa, request: &MxRequest) -> Result<Disassemb
     jit::disassemble_function(isa, func).map_err(compile_error)
 }
 
+#[cfg(feature = "jit")]
 /// A lowering's refusal (the target lacks what MX blocks need) as the JIT's error.
 fn no_kernel(request: &MxRequest, e: crate::lower::LowerError) -> JitError {
     JitError::NoKernel {

@@ -87,7 +87,9 @@ usage:
               [--layout packed|aligned] [--fp16]
       Compile conversions ahead of time into a relocatable object file for target T (host or
       any --target of show), one C function each: clconv_<name>(src, dst, count), count the
-      number of OpenCL values, any count. --header writes the C header declaring them.
+      number of OpenCL values, any count; a block request (clconv list mx) gets
+      clconv_<name>(values, elements, scales, count[, tensor_scale]). --header writes the C
+      header declaring them.
 
 FUNCTION is any spelling: convert_uchar4_sat_rte(float4), _Z20convert_int4_sat_rteDv4_f,
 as_float4(int4). FLAGS is an x86-64 flag set this machine runs: host (default), sse2, sse4.1, avx2, avx512.
@@ -215,7 +217,10 @@ pub enum Command {
     /// buffer; any count works, with no padding. Each function sets the floating-point
     /// environment its kernel needs and restores the caller's. --header writes the C header.
     /// --tier quick (or both) adds the quick tier's code as clconv_<name>_quick; --layout
-    /// aligned names the functions clconv_<name>_aligned.
+    /// aligned names the functions clconv_<name>_aligned. A block request (clconv list mx)
+    /// gets `void clconv_<name>(values, elements, scales, size_t count)` (count values; NVFP4's
+    /// take `float tensor_scale` last and return 0, or 1 for a scale that is not positive and
+    /// finite), compiled in the optimised tier.
     #[command(
         args_override_self = true,
         verbatim_doc_comment,

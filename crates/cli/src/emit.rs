@@ -1,10 +1,12 @@
-//! `clconv emit FUNCTION... --target T -o OUT.o [--header OUT.h]`: conversions compiled ahead
-//! of time into an object file with C entry points ([`clconv::aot`]).
+//! `clconv emit FUNCTION... --target T -o OUT.o [--header OUT.h]`: conversions (and MX or
+//! NVFP4 block requests) compiled ahead of time into an object file with C entry points
+//! ([`clconv::aot`]).
 
 use crate::args::{self, EmitArgs};
 use crate::{shown, Usage};
 use clconv::aot::ObjectBuilder;
 use clconv::kernel::Tier;
+use clconv::mx::MxRequest;
 use clconv::{Layout, Request};
 use std::process::ExitCode;
 
@@ -32,12 +34,24 @@ pub fn emit(args: &EmitArgs) -> Result<ExitCode, Usage> {
         None => vec![Tier::Optimised],
         Some(t) => args::tiers(Some(t))?,
     };
-    let requests = args
-        .function
-        .function
-        .iter()
-        .map(|f| Request::parse(f, ext).map_err(|e| Usage(format!("{}: {e}", shown(f)))))
-        .collect::<Result<Vec<_>, _>>()?;
+    // Conversions, and the block requests (`clconv list mx`), which get one entry point each
+    // (their kernels have one tier, the optimised one; the layout does not apply).
+    let mut requests = Vec::new();
+    let mut blocks = Vec::new();
+    for f in &args.function.function {
+        if MxRequest::is_mx_name(f) {
+            let block = MxRequest::parse(f).map_err(|e| Usage(format!("{}: {e}", shown(f))))?;
+            if !tiers.contains(&Tier::Optimised) {
+                return Err(Usage(format!(
+                    "{}: block entry points are compiled in the optimised tier only (drop --tier)",
+                    shown(f)
+                )));
+            }
+            blocks.push(block);
+        } else {
+            requests.push(Request::parse(f, ext).map_err(|e| Usage(format!("{}: {e}", shown(f))))?);
+        }
+    }
     let mut object = ObjectBuilder::new(target)?;
     if args.without_rounding_control {
         object = object.without_rounding_control();
@@ -52,6 +66,10 @@ pub fn emit(args: &EmitArgs) -> Result<ExitCode, Usage> {
             added.push((symbol, *request));
         }
     }
+    let mut added_blocks = Vec::new();
+    for block in &blocks {
+        added_blocks.push((object.add_blocks(block)?, *block));
+    }
     let out = object.finish()?;
     crate::write_raw(output, &out.object)?;
     if let Some(path) = args.header.as_deref() {
@@ -64,6 +82,9 @@ pub fn emit(args: &EmitArgs) -> Result<ExitCode, Usage> {
     }
     if output != "-" && args.header.as_deref() != Some("-") {
         for (symbol, request) in added {
+            out!("{symbol}\t{request}");
+        }
+        for (symbol, request) in added_blocks {
             out!("{symbol}\t{request}");
         }
     }

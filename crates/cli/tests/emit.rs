@@ -421,6 +421,67 @@ fn emit_usage() {
     );
 }
 
+/// Block requests (`clconv list mx`) go into the object beside conversions: one entry point
+/// each, listed and declared; their usage errors name the request.
+#[test]
+fn emit_blocks() {
+    let dir = scratch("blocks");
+    let out = clconv(
+        &[
+            "emit",
+            "convert_int(float)",
+            "convert_mxfp4e2m1x2(float)",
+            "convert_half(nvfp4)",
+            "--target",
+            "s390x",
+            "-o",
+            "k.o",
+            "--header",
+            "k.h",
+        ],
+        &dir,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        listed,
+        "clconv_convert_int_float\tconvert_int(float)\n\
+         clconv_convert_mxfp4e2m1x2_float\tconvert_mxfp4e2m1x2(float)\n\
+         clconv_convert_half_nvfp4\tconvert_half(nvfp4)\n"
+    );
+    let header = std::fs::read_to_string(dir.join("k.h")).unwrap();
+    assert!(header.contains(
+        "void clconv_convert_mxfp4e2m1x2_float(const float *values, uint8_t *elements, \
+         uint8_t *scales, size_t count);"
+    ));
+    assert!(header.contains(
+        "int clconv_convert_half_nvfp4(const uint8_t *elements, const uint8_t *scales, \
+         uint16_t *values, size_t count, float tensor_scale);"
+    ));
+    let error = |args: &[&str], wanted: &str| {
+        let out = clconv(args, &dir);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(wanted), "{args:?}: {err}");
+    };
+    let emit = |name: &'static str, tier: Option<&'static str>| {
+        let mut args = vec!["emit", name, "--target", "aarch64", "-o", "k.o"];
+        if let Some(t) = tier {
+            args.extend(["--tier", t]);
+        }
+        args
+    };
+    error(&emit("convert_mxfp9(float)", None), "convert_mxfp9(float)");
+    error(
+        &emit("convert_mxfp8e4m3(float)", Some("quick")),
+        "optimised tier only",
+    );
+}
+
 /// The issue's Must-show exactly as it is written: two functions, `--target aarch64 -o k.o
 /// --header k.h`, `aarch64-linux-gnu-gcc -static`, `qemu-aarch64`; Figure 4.2's inputs
 /// (-5.0, 254.5, 254.6, 1.2e9 -> 0, 254, 255, 255) and 0.5, 1.5, -2.5, NaN (-> 0, 2, -2, 0 as
