@@ -4,6 +4,7 @@
 //! ```sh
 //! cargo bench --bench formats                        # everything, about 2 minutes
 //! CLCONV_BENCH_LARGE=0 cargo bench --bench formats   # skip the 64 MiB buffers
+//! CLCONV_BENCH_ONLY=bench_e8m0 cargo bench --bench formats  # only the sections so named
 //! cargo bench --bench formats -- 'convert_half8'     # a criterion filter
 //! ```
 //!
@@ -820,6 +821,121 @@ fn bench_elements(jit: &Jit, large: bool) -> String {
     out
 }
 
+/// A plain Rust E8M0 encode, saturating, rounding to nearest even in value: what a user writes
+/// from OCP's definition (the exponent field, plus one from 1.5 x 2^e; no zero, no sign).
+fn e8m0_sat_rte_loop(x: f32) -> u8 {
+    let bits = x.to_bits();
+    if x.is_nan() {
+        0xff
+    } else if bits as i32 <= 0 {
+        0
+    } else if bits >= 0x7f80_0000 {
+        0xfe
+    } else if bits < 0x80_0000 {
+        u8::from(bits >= 0x60_0000)
+    } else {
+        ((bits + 0x40_0000) >> 23).min(0xfe) as u8
+    }
+}
+
+/// A plain Rust tf32 encode rounding to nearest even: bfloat16's bit trick at bit 13.
+fn tf32_rte_loop(x: f32) -> u32 {
+    let bits = x.to_bits();
+    if x.is_nan() {
+        bits & 0xffff_e000 | 0x40_0000
+    } else {
+        let a = bits & 0x7fff_ffff;
+        let rounded = (a + 0xfff + ((a >> 13) & 1)) & 0xffff_e000;
+        rounded | bits & 0x8000_0000
+    }
+}
+
+/// Float into E8M0 and tf32 (the vector encodes since 2026-11-30): the kernel against
+/// ml_dtypes (E8M0 only: it has no tf32), the plain Rust loop (checked bit for bit first) and
+/// the loop that moves the same bytes, 256 KiB of floats in cache, one thread.
+fn bench_e8m0_tf32_encode(jit: &Jit) -> String {
+    let mut out = String::from(
+        "| conversion | kernel GB/s | ml_dtypes GB/s | rust-loop GB/s | same-bytes GB/s \
+         | ×ml_dtypes | ×rust-loop | ×same-bytes |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    let source_bytes = 256 << 10;
+    let mut rng = Rng(0x0e80_7f32);
+    let floats: Vec<f32> = (0..source_bytes / 4)
+        .map(|_| {
+            let r = rng.next();
+            if r & 63 == 0 {
+                f32::from_bits((r >> 32) as u32)
+            } else {
+                f32::from_bits(((r >> 32) as u32 & 0x3fff_ffff) + 0x2000_0000)
+            }
+        })
+        .collect();
+    let src: Vec<u8> = floats.iter().flat_map(|v| v.to_le_bytes()).collect();
+    for (name, python, out_bytes) in [
+        ("convert_fp8e8m0x8_sat_rte(float8)", Some("f32_to_e8m0"), 1),
+        ("convert_tf32x8_rte(float8)", None, 4),
+    ] {
+        let kernel = jit.compile(name).expect("compiles");
+        jit.finish_tier_up();
+        let request = Request::parse(name, jit.extensions()).unwrap();
+        let n = floats.len();
+        let mut dst = vec![0u8; n * out_bytes];
+        kernel
+            .run_bytes(clconv::Layout::Packed, &src, &mut dst)
+            .unwrap();
+        let mut want = vec![0u8; dst.len()];
+        reference::evaluate(&request, clconv::Layout::Packed, &src, &mut want).unwrap();
+        assert!(dst == want, "{name}: kernel vs reference");
+        let plain = |looped: &mut [u8]| {
+            if out_bytes == 1 {
+                for (o, &x) in looped.iter_mut().zip(&floats) {
+                    *o = e8m0_sat_rte_loop(x);
+                }
+            } else {
+                for (o, &x) in looped.chunks_exact_mut(4).zip(&floats) {
+                    o.copy_from_slice(&tf32_rte_loop(x).to_le_bytes());
+                }
+            }
+        };
+        let mut looped = vec![0u8; dst.len()];
+        plain(&mut looped);
+        assert!(looped == dst, "{name}: the plain loop vs the kernel");
+        let mut plain_loop = || plain(black_box(&mut looped));
+        let traffic = src.len() + dst.len();
+        let copy_src = vec![0x5au8; traffic / 2];
+        let mut copy_dst = vec![0u8; traffic / 2];
+        let mut copy = || copy_dst.copy_from_slice(&copy_src);
+        let (times, ratios) = interleaved(
+            31,
+            20,
+            &mut [
+                &mut || {
+                    kernel
+                        .run_bytes(clconv::Layout::Packed, &src, &mut dst)
+                        .unwrap()
+                },
+                &mut plain_loop,
+                &mut copy,
+            ],
+        );
+        let gbs = |ns: f64| traffic as f64 / ns;
+        let (ml, ml_ratio) = match python.map(|p| ml_dtypes_gbs(p, source_bytes, 31)) {
+            Some(Ok(g)) => (format!("{g:.2}"), format!("{:.1}", gbs(times[0]) / g)),
+            Some(Err(why)) => (format!("not run: {why}"), "-".into()),
+            None => ("(no tf32)".into(), "-".into()),
+        };
+        out += &format!(
+            "| `{name}` | {:.2} | {ml} | {:.2} | {:.2} | {ml_ratio} | {:.2} | {:.2} |\n",
+            gbs(times[0]),
+            gbs(times[1]),
+            gbs(times[2]),
+            ratios[0],
+            ratios[1],
+        );
+    }
+    out
+}
+
 /// FP6 E2M3 into float (`convert_float8(fp6e2m3x8)`, every code in turn) against ml_dtypes'
 /// `astype` (`e2m3_to_f32`), the plain Rust loop (a 64-entry table, its values from E2M3's
 /// fields here) and the loop that moves the same bytes. Output compared with the loop first.
@@ -1370,37 +1486,57 @@ fn bench_nvfp4_dequantize(jit: &Jit) -> String {
     out
 }
 
+/// Whether to run the section `name`: all of them, or those whose name contains
+/// `CLCONV_BENCH_ONLY` (`criterion` for the criterion groups and their summary).
+fn wanted(name: &str) -> bool {
+    std::env::var("CLCONV_BENCH_ONLY").map_or(true, |only| name.contains(&only))
+}
+
 fn main() {
     let large = std::env::var("CLCONV_BENCH_LARGE").map_or(true, |v| v != "0");
     let jit = Jit::with_options(X64Flags::Host, Extensions::with_fp16(), Rounding::Rte)
         .expect("a JIT for this host");
     jit.set_tiering(Tiering::OptimisedOnly);
     jit.set_threads(Threads::Exactly(1));
-    let mut c = Criterion::default()
-        .warm_up_time(std::time::Duration::from_millis(500))
-        .measurement_time(std::time::Duration::from_millis(1500))
-        .configure_from_args();
-    let mut rows = Vec::new();
-    bench_case::<HalfFromFloat>(&mut c, &jit, large, &mut rows);
-    bench_case::<FloatFromHalf>(&mut c, &jit, large, &mut rows);
-    bench_case::<BFloatFromFloat>(&mut c, &jit, large, &mut rows);
-    bench_case::<FloatFromBFloat>(&mut c, &jit, large, &mut rows);
-    bench_case::<E4M3FromFloat>(&mut c, &jit, large, &mut rows);
-    bench_case::<FloatFromE4M3>(&mut c, &jit, large, &mut rows);
-    bench_case::<E5M2FromFloat>(&mut c, &jit, large, &mut rows);
-    bench_case::<FloatFromE5M2>(&mut c, &jit, large, &mut rows);
-    c.final_summary();
-    println!("\n{}", summary(&rows));
-    println!("\n{}", bench_e2m1(&jit, large));
-    println!("\n{}", bench_e2m1_packed(&jit, large));
-    println!("\n{}", bench_e2m3_decode(&jit, large));
-    println!("\n{}", bench_elements(&jit, large));
-    println!("\n{}", bench_mx(&jit, large));
-    println!("\n{}", bench_nvfp4(&jit));
-    println!("\n{}", bench_nvfp4_dequantize(&jit));
-    #[cfg(target_arch = "x86_64")]
-    println!(
-        "F16C on this CPU (the half crate uses it): {}",
-        is_x86_feature_detected!("f16c")
-    );
+    if wanted("criterion") {
+        let mut c = Criterion::default()
+            .warm_up_time(std::time::Duration::from_millis(500))
+            .measurement_time(std::time::Duration::from_millis(1500))
+            .configure_from_args();
+        let mut rows = Vec::new();
+        bench_case::<HalfFromFloat>(&mut c, &jit, large, &mut rows);
+        bench_case::<FloatFromHalf>(&mut c, &jit, large, &mut rows);
+        bench_case::<BFloatFromFloat>(&mut c, &jit, large, &mut rows);
+        bench_case::<FloatFromBFloat>(&mut c, &jit, large, &mut rows);
+        bench_case::<E4M3FromFloat>(&mut c, &jit, large, &mut rows);
+        bench_case::<FloatFromE4M3>(&mut c, &jit, large, &mut rows);
+        bench_case::<E5M2FromFloat>(&mut c, &jit, large, &mut rows);
+        bench_case::<FloatFromE5M2>(&mut c, &jit, large, &mut rows);
+        c.final_summary();
+        println!("\n{}", summary(&rows));
+    }
+    let sections: [(&str, &dyn Fn() -> String); 9] = [
+        ("bench_e2m1", &|| bench_e2m1(&jit, large)),
+        ("bench_e2m1_packed", &|| bench_e2m1_packed(&jit, large)),
+        ("bench_e2m3_decode", &|| bench_e2m3_decode(&jit, large)),
+        ("bench_elements", &|| bench_elements(&jit, large)),
+        ("bench_e8m0_tf32_encode", &|| bench_e8m0_tf32_encode(&jit)),
+        ("bench_mx", &|| bench_mx(&jit, large)),
+        ("bench_nvfp4", &|| bench_nvfp4(&jit)),
+        ("bench_nvfp4_dequantize", &|| bench_nvfp4_dequantize(&jit)),
+        ("f16c", &|| {
+            #[cfg(target_arch = "x86_64")]
+            return format!(
+                "F16C on this CPU (the half crate uses it): {}",
+                is_x86_feature_detected!("f16c")
+            );
+            #[cfg(not(target_arch = "x86_64"))]
+            String::new()
+        }),
+    ];
+    for (name, section) in sections {
+        if wanted(name) {
+            println!("\n{}", section());
+        }
+    }
 }

@@ -73,13 +73,18 @@ pub(crate) fn element_from(b: &mut FunctionBuilder, spec: &BlockSpec, x: Value, 
 /// True when the rules are the recipes' own up to what [`block_inputs`] and [`block`] apply
 /// around them: a vector recipe serves them. Other NaN results (PTX's) need the source per
 /// lane, and a clamp of 64-bit float lanes needs compares x86-64 lacks before SSE4.2: the
-/// per-element sequence ([`element_from`], [`float_result`]) serves those.
+/// per-element sequence ([`element_from`], [`float_result`]) serves those, and the rules
+/// that change the conversion itself: tf32's ties away from zero and E8M0 of a magnitude
+/// (`_abs`).
 pub(crate) fn vector_recipes_serve(
     rules: crate::rules::Rules,
     dst: crate::types::ScalarType,
 ) -> bool {
+    use crate::rules::FloatResult;
     !matches!(rules.nan, crate::rules::NanToInteger::HighBit)
-        && (rules.float_result == crate::rules::FloatResult::Rounded || dst.bits() <= 32)
+        && !rules.ties_away
+        && rules.float_result != FloatResult::Magnitude
+        && (rules.float_result == FloatResult::Rounded || dst.bits() <= 32)
 }
 
 /// A constant of the integer type or integer vector type `ty`, every lane `bits`.

@@ -24,7 +24,8 @@ use cranelift_frontend::FunctionBuilder;
 ///    53 then 24 bits is odd at 24 bits.
 /// 2. Float to the destination: a small float by [`small_float::from_f32x4`] (with `_sat`
 ///    for bfloat and the 8-bit floats), FP4, FP6 and the FNUZ formats by
-///    `narrow::from_f32x4`, and a 32 -> 16 or 8-bit lane narrowing;
+///    `narrow::from_f32x4` (E8M0 by `narrow::e8m0_from_f32x4`), and a 32 -> 16 or 8-bit
+///    lane narrowing; tf32 by `narrow::tf32_from_f32x4`, a word per float;
 ///    float as is; double by `fvpromote_low`; integers by the float -> integer recipe.
 ///
 /// `kind` says how step 2 rounds to integers (the native instruction or the magic constant).
@@ -132,6 +133,19 @@ fn from_floats(
     floats: Vec<Value>,
 ) -> Vec<Value> {
     match spec.dst {
+        // E8M0: codes 0..=255 in I32X4 lanes, packed without saturating.
+        ScalarType::Fp8E8M0 => {
+            let codes: Vec<Value> = floats
+                .into_iter()
+                .map(|f| narrow::e8m0_from_f32x4(b, f, spec.rounding, spec.saturate))
+                .collect();
+            lanes::narrow_to(b, codes, 32, 8, Some(true))
+        }
+        // tf32: a word per float.
+        ScalarType::Tf32 => floats
+            .into_iter()
+            .map(|f| narrow::tf32_from_f32x4(b, f, spec.rounding, spec.saturate))
+            .collect(),
         // FP4, FP6 and the FNUZ formats: codes in I32X4 lanes, packed like the 8-bit floats'.
         t if t.is_narrow() => {
             let codes: Vec<Value> = floats

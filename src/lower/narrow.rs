@@ -23,10 +23,13 @@
 //!   exponent field plus one where the mode rounds up (rte: the fraction's top bit, a value at
 //!   or past 1.5 * 2^e; rtp: any fraction bit); a float subnormal (below 2^-126) gives 0x01
 //!   from 1.5 * 2^-127 (rte) or past 2^-127 (rtp), else 0x00; a code of 255 overflowed. Zero,
-//!   negative values and infinities by the reference's rules.
+//!   negative values and infinities by the reference's rules. Four at a time
+//!   ([`e8m0_from_f32x4`], the vector recipes' way) the mode's increment is an add below the
+//!   exponent field whose carry moves into it.
 //! - **tf32** is float's top 19 bits: widening masks the low 13 (and quiets a NaN); narrowing
 //!   rounds as bfloat16's does, adding below the kept bits (rte: 0xfff and the kept lsb; rtp,
-//!   rtn: 0x1fff on their sign) so that a carry moves into the exponent, up to infinity.
+//!   rtn: 0x1fff on their sign) so that a carry moves into the exponent, up to infinity; four
+//!   at a time the same steps ([`tf32_from_f32x4`]). Out of tf32 stays per element.
 
 use super::lanes::{splat_bits, VectorRounding};
 use super::small_float::{
@@ -403,6 +406,124 @@ fn tf32_from_f32_bits(
     let nan = b.ins().band_imm_u(a, 0xffff_e000u32 as i64);
     let nan = b.ins().bor_imm_u(nan, 0x40_0000);
     let magnitude = b.ins().select(is_nan, nan, magnitude);
+    b.ins().bor(magnitude, sign)
+}
+
+/// Four floats (an F32X4) into E8M0 by `rounding` (`saturate`: `_sat`): an I32X4 of codes,
+/// each 0..=255, for a packing that keeps them (`lanes::narrow_to` with `Some(true)`).
+/// [`e8m0_from_f32_bits`]'s rules on the floats' bits with an add for the rounding: a
+/// positive float's code is its exponent field, `x >> 23`; rte adds half a binade's fraction
+/// (0x400000) below it first and rtp all but one ulp of it (0x7fffff), so that a fraction at
+/// or past the mode's threshold carries into the exponent, up to 0xff past 2^127 and for
+/// +infinity. A subnormal float's threshold is 1.5 x 2^-127 (rte, bits 0x600000) or just past
+/// 2^-127 (rtp, 0x400001) to reach 0x01: the add is 0x200000 or 0x400000 less there. Zero,
+/// negative values and NaN by the reference's rules, on signed compares (SSE2's `pcmpgtd`).
+pub(crate) fn e8m0_from_f32x4(
+    b: &mut FunctionBuilder,
+    x: Value,
+    rounding: Rounding,
+    saturate: bool,
+) -> Value {
+    let i = types::I32X4;
+    let x = bitcast_le(b, i, x);
+    let add = match rounding {
+        Rounding::Rte => Some((0x40_0000, 0x20_0000)),
+        Rounding::Rtp => Some((0x7f_ffff, 0x40_0000)),
+        Rounding::Rtz | Rounding::Rtn => None,
+    };
+    let c = match add {
+        Some((normal, less_if_subnormal)) => {
+            // Below 2^-126 (negative lanes too: their result is chosen below).
+            let smallest_normal = splat_bits(b, i, 0x80_0000);
+            let is_sub = b.ins().icmp(IntCC::SignedLessThan, x, smallest_normal);
+            let less = splat_bits(b, i, less_if_subnormal);
+            let less = b.ins().band(is_sub, less);
+            let normal = splat_bits(b, i, normal);
+            let add = b.ins().isub(normal, less);
+            b.ins().iadd(x, add)
+        }
+        None => x,
+    };
+    let c = b.ins().ushr_imm_u(c, 23);
+    // Zero, negative values and -infinity (the bits as signed integers below 1).
+    let one = splat_bits(b, i, 1);
+    let not_positive = b.ins().icmp(IntCC::SignedLessThan, x, one);
+    let magnitude_mask = splat_bits(b, i, 0x7fff_ffff);
+    let magnitude = b.ins().band(x, magnitude_mask);
+    let infinity = splat_bits(b, i, 0x7f80_0000);
+    let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, magnitude, infinity);
+    let nan = splat_bits(b, i, 0xff);
+    if saturate {
+        // 0xff (past 2^127, +infinity) gives 0xfe; zero, negative values and -infinity 0x00;
+        // NaN the NaN.
+        let overflowed = b.ins().icmp(IntCC::Equal, c, nan);
+        let c = b.ins().iadd(c, overflowed);
+        let c = b.ins().band_not(c, not_positive);
+        b.ins().bitselect(is_nan, nan, c)
+    } else {
+        // Past 2^127 and +infinity already 0xff; zero, negative values, -infinity and NaN the
+        // NaN.
+        let special = b.ins().bor(not_positive, is_nan);
+        b.ins().bitselect(special, nan, c)
+    }
+}
+
+/// Four floats (an F32X4) into tf32 by `rounding` (`saturate`: `_sat`): an I32X4 of tf32
+/// words, [`tf32_from_f32_bits`]'s steps on every lane (rtp and rtn add below the kept bits
+/// where the sign rounds away from zero; `_sat` a signed minimum, every magnitude that is not
+/// a NaN being below 2^31).
+pub(crate) fn tf32_from_f32x4(
+    b: &mut FunctionBuilder,
+    x: Value,
+    rounding: Rounding,
+    saturate: bool,
+) -> Value {
+    let i = types::I32X4;
+    let x = bitcast_le(b, i, x);
+    let sign_bit = splat_bits(b, i, 0x8000_0000);
+    let sign = b.ins().band(x, sign_bit);
+    let a = b.ins().bxor(x, sign);
+    let add = match rounding {
+        Rounding::Rte => {
+            let kept = b.ins().ushr_imm_u(a, 13);
+            let one = splat_bits(b, i, 1);
+            let odd = b.ins().band(kept, one);
+            let half = splat_bits(b, i, 0xfff);
+            Some(b.ins().iadd(odd, half))
+        }
+        Rounding::Rtz => None,
+        Rounding::Rtp | Rounding::Rtn => {
+            // All ones on the lanes that round away from zero: positive ones for rtp (the
+            // sign clear), negative ones for rtn.
+            let negative = b.ins().sshr_imm_u(x, 31);
+            let away = if rounding == Rounding::Rtp {
+                b.ins().bnot(negative)
+            } else {
+                negative
+            };
+            let all = splat_bits(b, i, 0x1fff);
+            Some(b.ins().band(away, all))
+        }
+    };
+    let rounded = match add {
+        Some(add) => b.ins().iadd(a, add),
+        None => a,
+    };
+    let kept_mask = splat_bits(b, i, 0xffff_e000);
+    let magnitude = b.ins().band(rounded, kept_mask);
+    let magnitude = if saturate {
+        let max = splat_bits(b, i, 0x7f7f_e000);
+        b.ins().smin(magnitude, max)
+    } else {
+        magnitude
+    };
+    // A NaN: its top 10 payload bits, made quiet.
+    let infinity = splat_bits(b, i, 0x7f80_0000);
+    let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, a, infinity);
+    let nan = b.ins().band(a, kept_mask);
+    let quiet = splat_bits(b, i, 0x40_0000);
+    let nan = b.ins().bor(nan, quiet);
+    let magnitude = b.ins().bitselect(is_nan, nan, magnitude);
     b.ins().bor(magnitude, sign)
 }
 

@@ -167,13 +167,11 @@ fn round_magic(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value
 }
 
 fn half_supported(s: &BlockSpec) -> bool {
-    let half_side = s.src.is_small_float() || s.dst.is_small_float();
+    // The narrow formats: from the one-byte ones (decoded in vectors), into all of them
+    // (rounded in vectors: tf32 a word per float); out of tf32 per element.
+    let half_side = s.src.is_small_float() || s.dst.is_small_float() || s.dst == ScalarType::Tf32;
     let to_wide_int = s.dst.is_integer() && s.dst.bits() == 64;
-    // The narrow formats: from the one-byte ones (decoded in vectors), into FP4, FP6 and the
-    // FNUZ formats (rounded in vectors); into E8M0 and tf32, and out of tf32, per element.
-    let narrow =
-        matches!(s.dst, ScalarType::Fp8E8M0 | ScalarType::Tf32) || s.src == ScalarType::Tf32;
-    half_side && s.src != s.dst && !to_wide_int && !narrow
+    half_side && s.src != s.dst && !to_wide_int && s.src != ScalarType::Tf32
 }
 
 fn half_native(b: &mut FunctionBuilder, s: &BlockSpec, v: &[Value]) -> Vec<Value> {
