@@ -22,8 +22,12 @@ use clconv::ScalarType;
 
 /// The tensor scales NVFP4 requests are checked under: 1, a power of two, values that are
 /// not (NVIDIA's 1 / 2688 for an amax of 1 among them), the smallest normal's neighbourhood,
-/// a subnormal and a large one.
-pub const NVFP4_TENSOR_SCALES: [f32; 7] = [
+/// a subnormal and a large one; and two under which an element x scale product rounded to
+/// float first lands on a midpoint between two halves that the exact product is not on (so
+/// rounding it again into half goes the wrong way), for 19 (element, scale) pairs above the
+/// midpoint (0x3ee3aaab, 0.44466) and 18 below it (0x421dc4ec, 39.442): found by a search in
+/// exact rational arithmetic, as the way back into half must round the exact product once.
+pub const NVFP4_TENSOR_SCALES: [f32; 9] = [
     1.0,
     0.0078125,
     3.0e-4,
@@ -31,6 +35,8 @@ pub const NVFP4_TENSOR_SCALES: [f32; 7] = [
     7.25e-38,
     1e-44,
     3.0e35,
+    f32::from_bits(0x3ee3_aaab),
+    f32::from_bits(0x421d_c4ec),
 ];
 
 /// A small deterministic generator (xorshift64*).
