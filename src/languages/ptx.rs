@@ -129,6 +129,35 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
             other => return Err(bad(format!("unknown modifier `.{other}`"))),
         }
     }
+    // `.relu` and `.satfinite` are on two syntax lines only, `cvt.frnd2{.relu}{.satfinite}
+    // .f16.f32` and `cvt.frnd2{.relu}{.satfinite}.bf16.f32` with `.frnd2 = { .rn, .rz }`,
+    // which have no `.ftz` and no `.sat` (PTX ISA, cvt); the destinations were checked above.
+    let frnd2_line = if rules.float_result == FloatResult::Relu {
+        Some("`.relu`")
+    } else if satfinite {
+        Some("`.satfinite`")
+    } else {
+        None
+    };
+    if let Some(m) = frnd2_line {
+        let line = format!("`cvt.frnd2{{.relu}}{{.satfinite}}.{dtype}.f32` (.frnd2 = .rn, .rz)");
+        let why = if src != ScalarType::Float {
+            Some(format!(
+                "{m} is on {line} only: its source is .f32, not .{atype}"
+            ))
+        } else if !matches!(rounding, Some(Rounding::Rte | Rounding::Rtz)) {
+            Some(format!("{m} is on {line} only: it rounds with .rn or .rz"))
+        } else if rules.flush_float_subnormals {
+            Some(format!("{m} is on {line} only, which has no .ftz"))
+        } else if sat {
+            Some(format!("{m} is on {line} only, which has no .sat"))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(bad(why));
+        }
+    }
     let ext = Extensions::with_fp16();
     let (s, d) = (VectorType::scalar(src), VectorType::scalar(dst));
     // "Integer rounding is required for float-to-integer conversions, and for same-size
@@ -220,9 +249,6 @@ pub(super) fn parse_cvt(text: &str) -> Result<Request, RequestError> {
                         "`.sat` on a float destination clamps to [0.0, 1.0] for .f16, .f32 and \
                          .f64, not .{dtype}"
                     )));
-                }
-                if rules.float_result == FloatResult::Relu {
-                    return Err(bad("`.sat` and `.relu` are two clamps: write one".into()));
                 }
                 rules.float_result = FloatResult::UnitInterval;
             }
